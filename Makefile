@@ -1,0 +1,111 @@
+# nucatrace build.  `make` builds everything, `make test` runs the CPU
+# tests (what CI runs), `make test-gpu` and `make bench` need a GPU.
+VERSION    := 0.1.0
+CUDA_HOME  ?= /usr/local/cuda
+NVCC       ?= $(CUDA_HOME)/bin/nvcc
+CC         ?= gcc
+BUILD      ?= build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+
+# Warnings are errors in CI (CI=true) and wherever WERROR=1.
+ifneq ($(filter true 1,$(CI) $(WERROR)),)
+WERROR_FLAG := -Werror
+endif
+
+CPPFLAGS += -I. -Icore -I$(CUDA_HOME)/include -D_GNU_SOURCE -DNT_VERSION='"$(VERSION)"'
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter $(WERROR_FLAG) $(SANFLAGS)
+LDFLAGS  += $(SANFLAGS)
+LDLIBS   += -lsqlite3 -lm -ldl -lpthread
+
+# Device code: native SASS for Turing..Hopper, PTX for anything newer.
+# (CUDA 13's nvcc cannot target compute capability 7.0/7.2.)
+GENCODE  ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -lineinfo
+
+CORE_SRC   := $(wildcard core/*.c)
+CMD_SRC    := $(wildcard calibrate/*.c reports/*.c)
+CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ    := $(CMD_SRC:%.c=$(BUILD)/%.o)
+KERNEL_OBJ := $(BUILD)/kernels/probe_blob.o
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+# Debian packages the build and the tests need (apt-get, as root or with sudo).
+DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev
+
+.PHONY: deps all test test-unit test-cli test-gpu bench asan install demo clean
+all: $(BUILD)/nucatrace
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/libntcore.a: $(CORE_OBJ)
+	$(AR) rcs $@ $^
+
+$(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -fatbin -o $@ $<
+
+$(BUILD)/kernels/probe_blob.o: kernels/blob.S $(BUILD)/kernels/probe.fatbin
+	$(CC) -c -DBLOB_SYMBOL=nt_probe_fatbin -DBLOB_FILE='"$(BUILD)/kernels/probe.fatbin"' -o $@ $<
+
+$(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(CMD_OBJ) $(KERNEL_OBJ) $(BUILD)/libntcore.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+test: test-unit test-cli
+test-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data $$t; done
+test-cli: $(BUILD)/nucatrace $(FAKECUDA)
+	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
+
+test-gpu: all
+	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
+
+bench: all
+	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
+
+# The CPU tests again under AddressSanitizer and UBSan, in their own tree.
+asan:
+	$(MAKE) BUILD=build-asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' test
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/nucatrace $(DESTDIR)$(PREFIX)/bin/nucatrace
+
+# The main job: calibrate the GPUs here, or show the bundled H200 map.
+demo: all
+	@if $(BUILD)/nucatrace calibrate --list; then \
+		$(BUILD)/nucatrace calibrate && $(BUILD)/nucatrace map show; \
+	else \
+		echo "No usable GPU here: showing the bundled map measured on a real H200 instead."; \
+		$(BUILD)/nucatrace map show --file tests/data/maps/$(DEMO_MAP); \
+	fi
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then s=; else s=sudo; fi; \
+	DEBIAN_FRONTEND=noninteractive $$s apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive $$s apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES) >/dev/null
+	@command -v $(NVCC) >/dev/null || { echo "nvcc not found: install the CUDA toolkit or set CUDA_HOME" >&2; exit 1; }
+
+clean:
+	rm -rf build build-asan
+
+-include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(BUILD)/nucatrace.d
+
+# Fault injection: a libcuda whose every call fails (tests/fault).
+FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so
+$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
+$(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $<

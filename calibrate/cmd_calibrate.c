@@ -1,0 +1,307 @@
+/* nucatrace calibrate: measure each GPU's L2 latency map and store it. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "cli.h"
+#include "commands.h"
+#include "json.h"
+#include "mapio.h"
+#include "store.h"
+#include "summary.h"
+
+static const char usage[] =
+	"nucatrace calibrate [--device N|all] [--store PATH | --no-store] [--output PATH]\n"
+	"       [--quick] [--no-noise] [--no-lines] [--no-first-touch] [--lines N]\n"
+	"       [--chain-bytes SIZE] [--chain-loads N] [--reps N] [--statistic min|median]\n"
+	"       [--force] [--json] [--quiet] | --list";
+
+static const char help[] =
+	"Measure each selected GPU's per-SM L2 hit-latency map and keep it in the store.\n"
+	"\n"
+	"  --device N|all      which GPU (CUDA ordinal), default all\n"
+	"  --store PATH        the map store (default $NUCATRACE_STORE, else\n"
+	"                      $XDG_DATA_HOME/nucatrace/maps.db)\n"
+	"  --no-store          measure and print, keep nothing\n"
+	"  --output PATH       also write each map as JSON (a folder when several GPUs)\n"
+	"  --quick             the chain map only (about a second)\n"
+	"  --no-noise          skip the repeated chain map (noise floor)\n"
+	"  --no-lines          skip the SM x line matrix\n"
+	"  --no-first-touch    skip the first-touch matrices\n"
+	"  --lines N           lines in the line and first-touch matrices (default 256)\n"
+	"  --chain-bytes SIZE  chain buffer (default 2M)\n"
+	"  --chain-loads N     timed loads per chain walk (default 4096)\n"
+	"  --reps N            timed repetitions of each chain walk (default 5)\n"
+	"  --statistic S       min (default) or median over the repetitions\n"
+	"  --force             store the map even when the GPU looked busy\n"
+	"  --json              machine-readable output on stdout\n"
+	"  --quiet             no progress on stderr\n"
+	"  --list              list the GPUs here and exit (exit 2 when none is usable)\n"
+	"\n"
+	"A map whose run-to-run noise is far above the usual floor (other work on the\n"
+	"GPU) is reported and not stored unless --force.\n";
+
+/* Median run-to-run |difference| above which the GPU is taken as busy:
+ * an idle H200 repeats within a few hundredths of a cycle. */
+#define BUSY_NOISE_CYCLES 1.0
+
+enum {
+	OPT_NO_STORE = 256, OPT_QUICK, OPT_NO_NOISE, OPT_NO_LINES, OPT_NO_FT, OPT_LINES,
+	OPT_CHAIN_BYTES, OPT_CHAIN_LOADS, OPT_REPS, OPT_STATISTIC, OPT_FORCE, OPT_JSON, OPT_LIST,
+};
+
+static const struct option options[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "store", required_argument, NULL, 's' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-store", no_argument, NULL, OPT_NO_STORE },
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "no-noise", no_argument, NULL, OPT_NO_NOISE },
+	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+	{ "no-first-touch", no_argument, NULL, OPT_NO_FT },
+	{ "lines", required_argument, NULL, OPT_LINES },
+	{ "chain-bytes", required_argument, NULL, OPT_CHAIN_BYTES },
+	{ "chain-loads", required_argument, NULL, OPT_CHAIN_LOADS },
+	{ "reps", required_argument, NULL, OPT_REPS },
+	{ "statistic", required_argument, NULL, OPT_STATISTIC },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct calib_cmd {
+	struct nt_calib_opts opts;
+	int device;		/* -1: all */
+	const char *store_path;
+	int no_store, force, json, list;
+	const char *output;
+	int argc;
+	char **argv;
+};
+
+static void on_progress(const char *stage)
+{
+	nt_progress("calibrate: %s", stage);
+}
+
+static int parse(struct calib_cmd *c, int argc, char **argv)
+{
+	long v;
+	long long sz;
+	int o;
+
+	nt_calib_defaults(&c->opts);
+	c->opts.progress = on_progress;
+	c->device = -1;
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "d:s:o:qh", options, NULL)) != -1) {
+		switch (o) {
+		case 'd':
+			if (strcmp(optarg, "all") && nt_parse_int(optarg, 0, 1023, &v))
+				usage_error(usage, "--device: '%s' is not a device number or 'all'", optarg);
+			c->device = strcmp(optarg, "all") ? (int)v : -1;
+			break;
+		case 's': c->store_path = optarg; break;
+		case 'o': c->output = optarg; break;
+		case 'q': nt_quiet = 1; break;
+		case 'h': printf("usage: %s\n\n%s", usage, help); exit(0);
+		case OPT_NO_STORE: c->no_store = 1; break;
+		case OPT_QUICK: c->opts.parts = 0; break;
+		case OPT_NO_NOISE: c->opts.parts &= ~NT_MAP_NOISE; break;
+		case OPT_NO_LINES: c->opts.parts &= ~NT_MAP_LINES; break;
+		case OPT_NO_FT: c->opts.parts &= ~NT_MAP_FIRST_TOUCH; break;
+		case OPT_FORCE: c->force = 1; break;
+		case OPT_JSON: c->json = 1; break;
+		case OPT_LIST: c->list = 1; break;
+		case OPT_LINES:
+			if (nt_parse_int(optarg, 2, 4096, &v))
+				usage_error(usage, "--lines: '%s' is not a number in 2..4096", optarg);
+			c->opts.n_lines = (int)v;
+			break;
+		case OPT_CHAIN_BYTES:
+			if (nt_parse_size(optarg, &sz) || sz < 8192 || sz > (1LL << 32) || sz % 128)
+				usage_error(usage, "--chain-bytes: '%s' is not a size of 8K..4G in "
+					    "whole 128-byte lines", optarg);
+			c->opts.chain_bytes = sz;
+			break;
+		case OPT_CHAIN_LOADS:
+			if (nt_parse_int(optarg, 1, 1 << 24, &v))
+				usage_error(usage, "--chain-loads: '%s' is not a number in 1..16777216", optarg);
+			c->opts.chain_loads = (int)v;
+			break;
+		case OPT_REPS:
+			if (nt_parse_int(optarg, 1, 64, &v))
+				usage_error(usage, "--reps: '%s' is not a number in 1..64", optarg);
+			c->opts.chain_reps = (int)v;
+			break;
+		case OPT_STATISTIC:
+			if (strcmp(optarg, "min") && strcmp(optarg, "median"))
+				usage_error(usage, "--statistic: '%s' is neither min nor median", optarg);
+			c->opts.median = !strcmp(optarg, "median");
+			break;
+		default:
+			usage_error(usage, "unknown option");
+		}
+	}
+	if (optind < argc)
+		usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c->no_store && c->store_path)
+		usage_error(usage, "--store and --no-store exclude each other");
+	c->argc = argc;
+	c->argv = argv;
+	return 0;
+}
+
+static void command_line(char *buf, size_t len, int argc, char **argv)
+{
+	size_t n = snprintf(buf, len, "nucatrace");
+
+	for (int i = 0; i < argc && n < len; i++)
+		n += snprintf(buf + n, len - n, " %s", argv[i]);
+}
+
+static int list_devices(struct nt_cuda *cu, int count)
+{
+	int usable = 0;
+
+	for (int d = 0; d < count; d++) {
+		struct nt_err err;
+		struct nt_gpu g;
+
+		if (nt_gpu_query(cu, d, &g, &err)) {
+			printf("%d  %s\n", d, err.msg);
+			continue;
+		}
+		printf("%d  %s  %s  %d SMs  cc %d.%d  L2 %.1f MiB\n", d, g.name, g.uuid, g.sm_count,
+		       g.cc_major, g.cc_minor, g.l2_bytes / 1048576.0);
+		usable++;
+	}
+	return usable ? 0 : NT_EXIT_NOGPU;
+}
+
+/* Where --output puts device d's map: PATH itself for one device, else
+ * PATH/<uuid>.json. */
+static int output_path(const struct calib_cmd *c, const struct nt_map *m, int several, char *buf,
+		       size_t len)
+{
+	if (!several)
+		return snprintf(buf, len, "%s", c->output) >= (int)len ? -1 : 0;
+	return snprintf(buf, len, "%s/%s.json", c->output, m->gpu.uuid) >= (int)len ? -1 : 0;
+}
+
+static int write_output(const struct calib_cmd *c, const struct nt_map *m, int several)
+{
+	char path[4096];
+	FILE *f;
+	int ret;
+
+	if (output_path(c, m, several, path, sizeof(path)))
+		return error("--output: path too long");
+	f = fopen(path, "wx");
+	if (!f)
+		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
+	ret = nt_map_write_json(f, m, 1);
+	if (fclose(f) || ret)
+		return error("cannot write '%s'", path);
+	return 0;
+}
+
+static int calibrate_one(struct calib_cmd *c, struct nt_cuda *cu, struct nt_store *store, int d,
+			 int several, struct nt_json *js)
+{
+	struct nt_map_report rep = { 0 };
+	struct nt_calib_stats st;
+	struct nt_map *m = NULL;
+	struct nt_err err;
+	int64_t id = -1;
+	int busy, ret = -1;
+
+	if (nt_calib_run(cu, d, &c->opts, &m, &st, &err)) {
+		error("device %d: %s", d, err.msg);
+		goto out;
+	}
+	nt_progress_done();
+	command_line(m->command, sizeof(m->command), c->argc, c->argv);
+	snprintf(m->tool_version, sizeof(m->tool_version), "%s", nt_version);
+	gethostname(m->host, sizeof(m->host) - 1);
+	busy = m->noise && nt_median(m->noise, m->n_sm) > BUSY_NOISE_CYCLES;
+	if (busy)
+		warning("device %d: median run-to-run difference %.2f cycles (an idle GPU repeats "
+			"within %.1f): is other work running on it?%s", d, nt_median(m->noise, m->n_sm),
+			BUSY_NOISE_CYCLES, c->force || !store ? "" : " Not stored (use --force).");
+	if (store && (!busy || c->force) && nt_store_add(store, m, &id, &err)) {
+		error("%s", err.msg);
+		goto out;
+	}
+	if (c->output && write_output(c, m, several))
+		goto out;
+	if (nt_map_report_build(m, &rep, &err)) {
+		error("device %d: %s", d, err.msg);
+		goto out;
+	}
+	if (js)
+		nt_summary_json(js, m, &rep, &st, id);
+	else
+		nt_summary_text(stdout, m, &rep, &st, id, store ? nt_store_path(store) : NULL);
+	ret = busy && !c->force ? -1 : 0;
+out:
+	nt_map_report_free(&rep);
+	nt_map_free(m);
+	return ret;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	struct calib_cmd c = { 0 };
+	struct nt_store *store = NULL;
+	struct nt_cuda cu;
+	struct nt_json js;
+	struct nt_err err;
+	char path[4096];
+	int count, first, last, failed = 0;
+	CUresult r;
+
+	parse(&c, argc, argv);
+	if (nt_cuda_load(&cu, &err))
+		die_code(NT_EXIT_NOGPU, "%s", err.msg);
+	if ((r = cu.cuDeviceGetCount(&count)) || count == 0)
+		die_code(NT_EXIT_NOGPU, "no CUDA GPU visible%s%s", r ? ": " : "",
+			 r ? nt_cuda_strerror(&cu, r) : "");
+	if (c.list)
+		return list_devices(&cu, count);
+	if (c.device >= count)
+		die("--device %d: only %d GPU(s) here", c.device, count);
+	first = c.device < 0 ? 0 : c.device;
+	last = c.device < 0 ? count - 1 : c.device;
+	if (!c.no_store) {
+		if (!c.store_path && !(c.store_path = nt_store_default_path(path, sizeof(path))))
+			die("no store path: set NUCATRACE_STORE or HOME, or use --store");
+		if (nt_store_open(c.store_path, 1, &store, &err))
+			die("%s", err.msg);
+	}
+	if (c.json) {
+		nt_json_init(&js, stdout, 1);
+		nt_json_begin_object(&js);
+		nt_json_key(&js, "devices");
+		nt_json_begin_array(&js);
+	}
+	for (int d = first; d <= last; d++)
+		failed |= calibrate_one(&c, &cu, store, d, first != last, c.json ? &js : NULL) != 0;
+	if (c.json) {
+		nt_json_end_array(&js);
+		nt_json_end_object(&js);
+		if (nt_json_finish(&js))
+			failed = 1;
+	}
+	nt_store_close(store);
+	nt_cuda_unload(&cu);
+	return failed;
+}

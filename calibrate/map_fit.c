@@ -1,0 +1,207 @@
+/* nucatrace map fit: the NUCA model and the structure of one map. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "heatmap.h"
+#include "json.h"
+#include "map_cmds.h"
+#include "model.h"
+#include "structure.h"
+
+static const char usage[] = "nucatrace map fit [SPEC] [--part lines|first|repeat] [--groups R] [--json]";
+
+/* "0-3, 8, 10-11": the indices i < n with pick(i), as ranges. */
+static void print_ranges(FILE *f, const double *v, int n, int sign)
+{
+	int first = 1;
+
+	for (int i = 0; i < n; i++) {
+		int j = i;
+
+		if (isnan(v[i]) || (sign > 0 ? v[i] <= 0 : v[i] > 0))
+			continue;
+		while (j + 1 < n && !isnan(v[j + 1]) && (sign > 0 ? v[j + 1] > 0 : v[j + 1] <= 0))
+			j++;
+		fprintf(f, first ? "%d" : ", %d", i);
+		if (j > i)
+			fprintf(f, "-%d", j);
+		first = 0;
+		i = j;
+	}
+	fputc('\n', f);
+}
+
+static int count_sign(const double *v, int n, int sign)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += !isnan(v[i]) && (sign > 0 ? v[i] > 0 : v[i] <= 0);
+	return c;
+}
+
+static void print_group_members(const struct nt_groups *g, int k)
+{
+	int first = 1;
+
+	for (int i = 0; i < g->n; i++) {
+		int j = i;
+
+		if (g->group[i] != k)
+			continue;
+		while (j + 1 < g->n && g->group[j + 1] == k)
+			j++;
+		printf(first ? "%d" : ", %d", i);
+		if (j > i)
+			printf("-%d", j);
+		first = 0;
+		i = j;
+	}
+	putchar('\n');
+}
+
+static void fit_text(const struct nt_map *m, const char *part, const struct nt_fit *fit,
+		     const struct nt_groups *g)
+{
+	static const char *rows[] = { "additive", "+ 1 interaction term", "+ 2 interaction terms",
+				      "+ 3 interaction terms" };
+
+	printf("%s  %s: %s matrix, %d SMs x %d lines\n\n", m->gpu.name, m->gpu.uuid, part,
+	       fit->rows_used, m->n_line);
+	printf("  %-24s %6s  %s\n", "model", "R^2", "singular value");
+	for (int t = 0; t <= NT_FIT_KMAX; t++) {
+		printf("  %-24s %6.3f", rows[t], fit->r2[t]);
+		if (t > 0 && t <= fit->k)
+			printf("  %.1f", fit->sigma[t - 1]);
+		putchar('\n');
+	}
+	printf("\n  mu %.2f cycles\n", fit->mu);
+	for (int t = 0; t < fit->k; t++) {
+		printf("  interaction %d: %d SMs on the + side: ", t + 1, count_sign(fit->u[t], m->n_sm, 1));
+		print_ranges(stdout, fit->u[t], m->n_sm, 1);
+		printf("  %*s%d SMs on the - side: ", 15, "", count_sign(fit->u[t], m->n_sm, -1));
+		print_ranges(stdout, fit->u[t], m->n_sm, -1);
+		printf("  %*s%d of %d lines on the + side\n", 15, "", count_sign(fit->v[t], m->n_line, 1),
+		       m->n_line);
+	}
+	printf("\n  GPC-like groups (average-linkage, rows correlate at r >= %.2f): %d\n", g->min_r,
+	       g->n_groups);
+	for (int k = 0; k < g->n_groups; k++) {
+		int size = 0;
+
+		for (int i = 0; i < g->n; i++)
+			size += g->group[i] == k;
+		printf("    group %d: %3d SMs, within r %.3f: ", k, size, g->within_r[k]);
+		print_group_members(g, k);
+	}
+	printf("\n  SM term a(sm), cycles:\n");
+	nt_heatmap_term(stdout, fit->a, m->n_sm, 16, 0, "cycles");
+}
+
+static void fit_json(const struct nt_map *m, const char *part, const struct nt_fit *fit,
+		     const struct nt_groups *g)
+{
+	struct nt_json j;
+
+	nt_json_init(&j, stdout, 1);
+	nt_json_begin_object(&j);
+	nt_json_key(&j, "uuid");
+	nt_json_str(&j, m->gpu.uuid);
+	nt_json_key(&j, "part");
+	nt_json_str(&j, part);
+	nt_json_key(&j, "rows_used");
+	nt_json_int(&j, fit->rows_used);
+	nt_json_key(&j, "n_line");
+	nt_json_int(&j, m->n_line);
+	nt_json_key(&j, "mu");
+	nt_json_double(&j, fit->mu);
+	nt_json_key(&j, "r2");
+	nt_json_double_array(&j, fit->r2, NT_FIT_KMAX + 1);
+	nt_json_key(&j, "sigma");
+	nt_json_double_array(&j, fit->sigma, fit->k);
+	nt_json_key(&j, "a");
+	nt_json_double_array(&j, fit->a, m->n_sm);
+	nt_json_key(&j, "b");
+	nt_json_double_array(&j, fit->b, m->n_line);
+	nt_json_key(&j, "u");
+	nt_json_begin_array(&j);
+	for (int t = 0; t < fit->k; t++)
+		nt_json_double_array(&j, fit->u[t], m->n_sm);
+	nt_json_end_array(&j);
+	nt_json_key(&j, "v");
+	nt_json_begin_array(&j);
+	for (int t = 0; t < fit->k; t++)
+		nt_json_double_array(&j, fit->v[t], m->n_line);
+	nt_json_end_array(&j);
+	nt_json_key(&j, "groups");
+	nt_json_begin_object(&j);
+	nt_json_key(&j, "min_r");
+	nt_json_double(&j, g->min_r);
+	nt_json_key(&j, "count");
+	nt_json_int(&j, g->n_groups);
+	nt_json_key(&j, "of_sm");
+	nt_json_begin_array(&j);
+	for (int i = 0; i < g->n; i++)
+		nt_json_int(&j, g->group[i]);
+	nt_json_end_array(&j);
+	nt_json_end_object(&j);
+	nt_json_end_object(&j);
+	nt_json_finish(&j);
+}
+
+int map_fit(int argc, char **argv, const char *store_path)
+{
+	static const struct option opts[] = {
+		{ "part", required_argument, NULL, 'p' }, { "groups", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 },
+	};
+	const char *part = "lines";
+	struct nt_groups g = { 0 };
+	struct nt_fit fit = { 0 };
+	double min_r = 0.9;
+	struct nt_err err;
+	struct nt_map *m;
+	const double *mat;
+	int json = 0, o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'p': part = optarg; break;
+		case 'j': json = 1; break;
+		case 'g':
+			if (sscanf(optarg, "%lf", &min_r) != 1 || !(min_r > -1 && min_r < 1))
+				usage_error(usage, "--groups: '%s' is not a correlation in (-1, 1)", optarg);
+			break;
+		default: usage_error(usage, "map fit: unknown option");
+		}
+	}
+	if (argc - optind > 1)
+		usage_error(usage, "map fit takes one SPEC");
+	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
+	if (!strcmp(part, "lines"))
+		mat = m->line_lat;
+	else if (!strcmp(part, "first"))
+		mat = m->ft_first;
+	else if (!strcmp(part, "repeat"))
+		mat = m->ft_repeat;
+	else
+		usage_error(usage, "--part: '%s' is not lines, first or repeat", part);
+	if (!mat)
+		die("this map of %s has no %s matrix: calibrate without --quick/--no-lines/"
+		    "--no-first-touch", m->gpu.uuid, part);
+	if (nt_fit_matrix(mat, m->n_sm, m->n_line, NT_FIT_KMAX, &fit, &err) ||
+	    nt_groups_cluster(mat, m->n_sm, m->n_line, min_r, &g, &err))
+		die("%s", err.msg);
+	if (json)
+		fit_json(m, part, &fit, &g);
+	else
+		fit_text(m, part, &fit, &g);
+	nt_groups_free(&g);
+	nt_fit_free(&fit);
+	nt_map_free(m);
+	return 0;
+}

@@ -1,0 +1,167 @@
+#include "map.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double *nan_array(size_t n)
+{
+	double *a = malloc(n * sizeof(*a));
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		a[i] = NAN;
+	return a;
+}
+
+int nt_map_add_parts(struct nt_map *m, int n_line, unsigned parts)
+{
+	size_t cells;
+
+	if ((parts & NT_MAP_NOISE) && !m->noise && !(m->noise = nan_array(m->n_sm)))
+		return -1;
+	if (!(parts & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH)))
+		return 0;
+	if (m->n_line && m->n_line != n_line)
+		return -1;
+	if (n_line <= 0)
+		return -1;
+	m->n_line = n_line;
+	cells = (size_t)m->n_sm * (size_t)n_line;
+	if (!m->line_offset && !(m->line_offset = calloc(n_line, sizeof(*m->line_offset))))
+		return -1;
+	if ((parts & NT_MAP_LINES) && !m->line_lat && !(m->line_lat = nan_array(cells)))
+		return -1;
+	if (parts & NT_MAP_FIRST_TOUCH) {
+		if (!m->ft_first && !(m->ft_first = nan_array(cells)))
+			return -1;
+		if (!m->ft_repeat && !(m->ft_repeat = nan_array(cells)))
+			return -1;
+	}
+	return 0;
+}
+
+struct nt_map *nt_map_new(int n_sm, int n_line, unsigned parts)
+{
+	struct nt_map *m;
+
+	if (n_sm <= 0)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->n_sm = n_sm;
+	m->sm_clock_mhz = NAN;
+	if (!(m->chain = nan_array(n_sm)) || nt_map_add_parts(m, n_line, parts)) {
+		nt_map_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void nt_map_free(struct nt_map *m)
+{
+	if (!m)
+		return;
+	free(m->chain);
+	free(m->noise);
+	free(m->line_offset);
+	free(m->line_lat);
+	free(m->ft_first);
+	free(m->ft_repeat);
+	free(m);
+}
+
+static int dup_array(void *dst, const void *src, size_t bytes)
+{
+	void **d = dst;
+
+	*d = NULL;
+	if (!src)
+		return 0;
+	*d = malloc(bytes);
+	if (!*d)
+		return -1;
+	memcpy(*d, src, bytes);
+	return 0;
+}
+
+struct nt_map *nt_map_dup(const struct nt_map *m)
+{
+	struct nt_map *c = malloc(sizeof(*c));
+	size_t cells = (size_t)m->n_sm * (size_t)m->n_line;
+
+	if (!c)
+		return NULL;
+	*c = *m;
+	if (dup_array(&c->chain, m->chain, m->n_sm * sizeof(double)) |
+	    dup_array(&c->noise, m->noise, m->n_sm * sizeof(double)) |
+	    dup_array(&c->line_offset, m->line_offset, m->n_line * sizeof(int64_t)) |
+	    dup_array(&c->line_lat, m->line_lat, cells * sizeof(double)) |
+	    dup_array(&c->ft_first, m->ft_first, cells * sizeof(double)) |
+	    dup_array(&c->ft_repeat, m->ft_repeat, cells * sizeof(double))) {
+		nt_map_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double nt_median(const double *v, int n)
+{
+	double *t = malloc((n > 0 ? n : 1) * sizeof(*t));
+	double med = NAN;
+	int k = 0;
+
+	if (!t)
+		return NAN;
+	for (int i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			t[k++] = v[i];
+	if (k) {
+		qsort(t, k, sizeof(*t), cmp_double);
+		med = k % 2 ? t[k / 2] : 0.5 * (t[k / 2 - 1] + t[k / 2]);
+	}
+	free(t);
+	return med;
+}
+
+void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s)
+{
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->min = s->max = s->mean = s->median = s->spread_pct = NAN;
+	s->noise_median = s->noise_max = NAN;
+	s->argmin = s->argmax = -1;
+	for (int i = 0; i < m->n_sm; i++) {
+		double v = m->chain[i];
+
+		if (isnan(v))
+			continue;
+		if (!s->measured || v < s->min)
+			s->min = v, s->argmin = i;
+		if (!s->measured || v > s->max)
+			s->max = v, s->argmax = i;
+		sum += v;
+		s->measured++;
+	}
+	if (s->measured) {
+		s->mean = sum / s->measured;
+		s->median = nt_median(m->chain, m->n_sm);
+		s->spread_pct = (s->max - s->min) / s->min * 100.0;
+	}
+	if (m->noise) {
+		s->noise_median = nt_median(m->noise, m->n_sm);
+		for (int i = 0; i < m->n_sm; i++)
+			if (!isnan(m->noise[i]) && !(m->noise[i] <= s->noise_max))
+				s->noise_max = m->noise[i];
+	}
+}

@@ -1,0 +1,114 @@
+/*
+ * map.h - one calibration of one GPU: the per-SM L2 latency map.
+ *
+ * A map is what `nucatrace calibrate` measures and what every other part
+ * of nucatrace reads (the store keeps them, the model fits them, reports
+ * join traces against them).  It holds:
+ *
+ *   - the GPU's identity and the conditions of the run (struct nt_gpu),
+ *   - the chain map: per-SM L2 hit latency in SM cycles, averaged over a
+ *     random chain of lines (chain[sm]),
+ *   - optionally the noise floor: per-SM |difference| between two chain
+ *     maps taken back to back (noise[sm]),
+ *   - optionally the line matrix: SM x line latency of single 128-byte
+ *     lines walked as self-loops (line_lat[sm * n_line + line]),
+ *   - optionally the first-touch matrices over the same lines: latency of
+ *     the first access by an SM after the line was written by the copy
+ *     engine (ft_first) and of the accesses right after it (ft_repeat).
+ *
+ * Lifecycle: nt_map_new() allocates the arrays it is asked for (filled
+ * with NAN, meaning "not measured"); nt_map_free() frees everything.
+ * An absent part is a NULL pointer.  All latencies are SM clock cycles.
+ *
+ * Invariants: n_sm > 0; if line_lat or ft_first is present, n_line > 0
+ * and line_offset has n_line entries; ft_first and ft_repeat are present
+ * together.
+ */
+#ifndef NT_MAP_H
+#define NT_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NT_UUID_LEN 48
+
+struct nt_gpu {
+	char uuid[NT_UUID_LEN];	/* "GPU-xxxxxxxx-xxxx-...", the store's key */
+	char name[96];		/* "NVIDIA H200" */
+	int sm_count;		/* multiprocessors the device reports */
+	int cc_major, cc_minor;
+	int64_t l2_bytes;
+	char driver[32];	/* kernel module version, "580.159.04", or "" */
+	int cuda_version;	/* cuDriverGetVersion(), e.g. 13000 */
+	int clock_khz;		/* the device's nominal SM clock, 0 if unknown */
+};
+
+/* How the map was measured: kept with it so that maps can be compared. */
+struct nt_map_params {
+	int64_t chain_bytes;	/* size of the random chain buffer */
+	int chain_loads;	/* timed dependent loads per repetition */
+	int chain_reps;		/* timed repetitions; the statistic is over these */
+	int line_loads;		/* timed loads per line and repetition */
+	int line_reps;
+	int64_t footprint_bytes;	/* span the lines are spread over */
+	char statistic[8];	/* "min" or "median" */
+};
+
+struct nt_map {
+	struct nt_gpu gpu;
+	struct nt_map_params params;
+	int64_t created_at;	/* unix seconds */
+	char tool_version[24];
+	char host[64];
+	char command[256];
+	double sm_clock_mhz;	/* SM clock measured in-kernel during the chain map */
+
+	int n_sm;
+	double *chain;		/* [n_sm] cycles */
+	double *noise;		/* [n_sm] |chain run 1 - chain run 2|, or NULL */
+
+	int n_line;
+	int64_t *line_offset;	/* [n_line] byte offset of each line in the footprint */
+	double *line_lat;	/* [n_sm * n_line] or NULL */
+	double *ft_first;	/* [n_sm * n_line] or NULL */
+	double *ft_repeat;	/* [n_sm * n_line] or NULL */
+};
+
+enum nt_map_parts {
+	NT_MAP_NOISE = 1 << 0,
+	NT_MAP_LINES = 1 << 1,
+	NT_MAP_FIRST_TOUCH = 1 << 2,
+};
+
+/* Allocate a map of n_sm SMs with the parts in `parts` (nt_map_parts).
+ * n_line is needed when LINES or FIRST_TOUCH is asked for.  Returns NULL
+ * when out of memory or the sizes are not positive. */
+struct nt_map *nt_map_new(int n_sm, int n_line, unsigned parts);
+void nt_map_free(struct nt_map *m);
+
+/* Add a part to an existing map (no-op if present).  0 or -1 on ENOMEM. */
+int nt_map_add_parts(struct nt_map *m, int n_line, unsigned parts);
+
+/* Deep copy. */
+struct nt_map *nt_map_dup(const struct nt_map *m);
+
+static inline double *nt_map_at(double *mat, const struct nt_map *m, int sm, int line)
+{
+	return &mat[(size_t)sm * (size_t)m->n_line + (size_t)line];
+}
+
+/* Summary statistics of the chain map over the measured SMs. */
+struct nt_map_summary {
+	int measured;		/* SMs with a value */
+	double min, max, mean, median;
+	int argmin, argmax;
+	double spread_pct;	/* (max - min) / min * 100 */
+	double noise_median, noise_max;	/* NAN when no noise part */
+};
+void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s);
+
+/* Median of n doubles, ignoring NANs (the array is not modified);
+ * NAN when none. */
+double nt_median(const double *v, int n);
+
+#endif

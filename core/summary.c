@@ -1,0 +1,274 @@
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Exact two-means in one dimension: sort, then try every split point
+ * with prefix sums and keep the one with the least within-group sum of
+ * squares. */
+void nt_split2(const double *v, size_t n, struct nt_split2 *s)
+{
+	double *t = malloc((n ? n : 1) * sizeof(*t)), *pre = NULL, *pre2 = NULL, best = INFINITY;
+	size_t k = 0, cut = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->low = s->high = s->low_frac = s->threshold = s->separation = NAN;
+	if (!t)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			t[k++] = v[i];
+	s->n = (int)k;
+	if (k < 2 || !(pre = calloc(k + 1, sizeof(*pre))) || !(pre2 = calloc(k + 1, sizeof(*pre2))))
+		goto out;
+	qsort(t, k, sizeof(*t), cmp_double);
+	for (size_t i = 0; i < k; i++) {
+		pre[i + 1] = pre[i] + t[i];
+		pre2[i + 1] = pre2[i] + t[i] * t[i];
+	}
+	for (size_t c = 1; c < k; c++) {
+		double n1 = c, n2 = k - c;
+		double ss = pre2[k] - pre[c] * pre[c] / n1 - (pre[k] - pre[c]) * (pre[k] - pre[c]) / n2;
+
+		if (ss < best)
+			best = ss, cut = c;
+	}
+	s->low = pre[cut] / cut;
+	s->high = (pre[k] - pre[cut]) / (k - cut);
+	s->low_frac = (double)cut / k;
+	s->threshold = t[cut - 1];
+	s->separation = best > 0 ? (s->high - s->low) / sqrt(best / (k - 2 > 0 ? k - 2 : 1)) : INFINITY;
+out:
+	free(t);
+	free(pre);
+	free(pre2);
+}
+
+static void matrix_range(const double *mat, size_t cells, double *lo, double *hi)
+{
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (size_t i = 0; i < cells; i++) {
+		if (isnan(mat[i]))
+			continue;
+		if (mat[i] < *lo)
+			*lo = mat[i];
+		if (mat[i] > *hi)
+			*hi = mat[i];
+	}
+}
+
+int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err)
+{
+	size_t cells = (size_t)m->n_sm * m->n_line;
+
+	memset(r, 0, sizeof(*r));
+	nt_map_summarize(m, &r->chain);
+	nt_tpc_pairs(m->chain, m->n_sm, nt_tpc_default_tol(m->noise, m->n_sm), &r->tpc);
+	if (nt_halves_best(m->chain, m->n_sm, &r->halves))
+		r->halves.split = -1;
+	if (m->line_lat) {
+		if (nt_fit_matrix(m->line_lat, m->n_sm, m->n_line, NT_FIT_KMAX, &r->fit, err))
+			return -1;
+		r->has_lines = 1;
+		matrix_range(m->line_lat, cells, &r->line_min, &r->line_max);
+		for (int s = 0; s < m->n_sm && r->fit.k > 0; s++)
+			if (!isnan(r->fit.u[0][s]))
+				r->part_size[r->fit.u[0][s] > 0 ? 0 : 1]++;
+		nt_split2(m->line_lat, cells, &r->lines2);
+	}
+	if (m->ft_first) {
+		double *step = malloc((cells ? cells : 1) * sizeof(*step));
+
+		if (!step)
+			return nt_err_set(err, "out of memory");
+		r->has_ft = 1;
+		nt_split2(m->ft_first, cells, &r->first2);
+		nt_split2(m->ft_repeat, cells, &r->repeat2);
+		for (size_t i = 0; i < cells; i++)
+			step[i] = m->ft_first[i] - m->ft_repeat[i];
+		r->ft_step_median = nt_median(step, (int)cells);
+		free(step);
+	}
+	return 0;
+}
+
+void nt_map_report_free(struct nt_map_report *r)
+{
+	nt_fit_free(&r->fit);
+}
+
+static void text_split(FILE *f, const char *label, const struct nt_split2 *s)
+{
+	fprintf(f, "  %-16s %.1f cycles (%.0f%%) and %.1f cycles (%.0f%%), separation %.1f sd\n", label,
+		s->low, 100 * s->low_frac, s->high, 100 * (1 - s->low_frac), s->separation);
+}
+
+void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report *r,
+		     const struct nt_calib_stats *st, int64_t store_id, const char *store_path)
+{
+	const struct nt_map_summary *c = &r->chain;
+
+	fprintf(f, "%s  %s\n", m->gpu.name, m->gpu.uuid);
+	fprintf(f, "  %d SMs, cc %d.%d, L2 %.1f MiB, driver %s, CUDA %d.%d, SM clock %.0f MHz\n",
+		m->n_sm, m->gpu.cc_major, m->gpu.cc_minor, m->gpu.l2_bytes / 1048576.0,
+		m->gpu.driver[0] ? m->gpu.driver : "?", m->gpu.cuda_version / 1000,
+		m->gpu.cuda_version % 1000 / 10, m->sm_clock_mhz);
+	fprintf(f, "  %-16s %.1f .. %.1f cycles (mean %.2f, spread %.1f%%; fastest SM %d, slowest "
+		"SM %d)", "chain map", c->min, c->max, c->mean, c->spread_pct, c->argmin, c->argmax);
+	fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_chain : 0.0);
+	fprintf(f, "  %-16s %d SMs of %d, %s of %d x %d-load walks over %lld KiB\n", "", c->measured,
+		m->n_sm, m->params.statistic, m->params.chain_reps, m->params.chain_loads,
+		(long long)(m->params.chain_bytes >> 10));
+	if (m->noise)
+		fprintf(f, "  %-16s median |delta| %.3f cycles, max %.3f\n", "noise floor",
+			c->noise_median, c->noise_max);
+	fprintf(f, "  %-16s %d of %d pairs (2k, 2k+1) equal within %.2f cycles\n", "TPC pairs",
+		r->tpc.equal, r->tpc.pairs, r->tpc.tol);
+	if (r->halves.split >= 0)
+		fprintf(f, "  %-16s split at SM %d, %s halves of %d, r = %.3f\n", "symmetry",
+			r->halves.split, r->halves.mirrored ? "mirrored" : "shifted", r->halves.len,
+			r->halves.r);
+	if (r->has_lines) {
+		fprintf(f, "  %-16s %d SMs x %d lines, %.1f .. %.1f cycles", "line matrix",
+			r->fit.rows_used, m->n_line, r->line_min, r->line_max);
+		fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_lines : 0.0);
+		fprintf(f, "  %-16s R^2 additive %.3f, +1 interaction %.3f, +2 %.3f, +3 %.3f\n",
+			"model", r->fit.r2[0], r->fit.r2[1], r->fit.r2[2], r->fit.r2[3]);
+		if (r->fit.k > 0)
+			fprintf(f, "  %-16s %d and %d SMs on either side of the first interaction "
+				"term\n", "partitions", r->part_size[0], r->part_size[1]);
+		text_split(f, "line latencies", &r->lines2);
+	}
+	if (r->has_ft) {
+		text_split(f, "first touch", &r->first2);
+		text_split(f, "right after", &r->repeat2);
+		fprintf(f, "  %-16s median first - repeat %.1f cycles", "", r->ft_step_median);
+		if (st && !isnan(st->dram_median))
+			fprintf(f, "; never-touched line (DRAM) %.0f", st->dram_median);
+		fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_first : 0.0);
+	}
+	if (store_path && store_id >= 0)
+		fprintf(f, "  stored as calibration %lld in %s\n", (long long)store_id, store_path);
+}
+
+static void json_split(struct nt_json *j, const char *key, const struct nt_split2 *s)
+{
+	nt_json_key(j, key);
+	nt_json_begin_object(j);
+	nt_json_key(j, "low");
+	nt_json_double(j, s->low);
+	nt_json_key(j, "high");
+	nt_json_double(j, s->high);
+	nt_json_key(j, "low_fraction");
+	nt_json_double(j, s->low_frac);
+	nt_json_key(j, "threshold");
+	nt_json_double(j, s->threshold);
+	nt_json_key(j, "separation_sd");
+	nt_json_double(j, s->separation);
+	nt_json_end_object(j);
+}
+
+static void json_num(struct nt_json *j, const char *key, double v)
+{
+	nt_json_key(j, key);
+	nt_json_double(j, v);
+}
+
+static void json_int(struct nt_json *j, const char *key, int64_t v)
+{
+	nt_json_key(j, key);
+	nt_json_int(j, v);
+}
+
+void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_map_report *r,
+		     const struct nt_calib_stats *st, int64_t store_id)
+{
+	const struct nt_map_summary *c = &r->chain;
+
+	nt_json_begin_object(j);
+	nt_json_key(j, "uuid");
+	nt_json_str(j, m->gpu.uuid);
+	nt_json_key(j, "name");
+	nt_json_str(j, m->gpu.name);
+	json_int(j, "sm_count", m->n_sm);
+	json_num(j, "sm_clock_mhz", m->sm_clock_mhz);
+	nt_json_key(j, "store_id");
+	if (store_id >= 0)
+		nt_json_int(j, store_id);
+	else
+		nt_json_null(j);
+	nt_json_key(j, "chain");
+	nt_json_begin_object(j);
+	json_num(j, "min", c->min);
+	json_num(j, "max", c->max);
+	json_num(j, "mean", c->mean);
+	json_num(j, "median", c->median);
+	json_num(j, "spread_pct", c->spread_pct);
+	json_int(j, "fastest_sm", c->argmin);
+	json_int(j, "slowest_sm", c->argmax);
+	json_num(j, "noise_median", c->noise_median);
+	json_num(j, "noise_max", c->noise_max);
+	nt_json_end_object(j);
+	nt_json_key(j, "tpc_pairs");
+	nt_json_begin_object(j);
+	json_int(j, "pairs", r->tpc.pairs);
+	json_int(j, "equal", r->tpc.equal);
+	json_num(j, "tolerance", r->tpc.tol);
+	nt_json_end_object(j);
+	nt_json_key(j, "halves");
+	nt_json_begin_object(j);
+	json_int(j, "split", r->halves.split);
+	json_int(j, "length", r->halves.len);
+	nt_json_key(j, "mirrored");
+	nt_json_bool(j, r->halves.mirrored);
+	json_num(j, "r", r->halves.r);
+	nt_json_end_object(j);
+	if (r->has_lines) {
+		nt_json_key(j, "lines");
+		nt_json_begin_object(j);
+		json_int(j, "n_line", m->n_line);
+		json_num(j, "min", r->line_min);
+		json_num(j, "max", r->line_max);
+		nt_json_key(j, "r2");
+		nt_json_double_array(j, r->fit.r2, NT_FIT_KMAX + 1);
+		nt_json_key(j, "partition_sizes");
+		nt_json_begin_array(j);
+		nt_json_int(j, r->part_size[0]);
+		nt_json_int(j, r->part_size[1]);
+		nt_json_end_array(j);
+		json_split(j, "populations", &r->lines2);
+		nt_json_end_object(j);
+	}
+	if (r->has_ft) {
+		nt_json_key(j, "first_touch");
+		nt_json_begin_object(j);
+		json_split(j, "first", &r->first2);
+		json_split(j, "repeat", &r->repeat2);
+		json_num(j, "step_median", r->ft_step_median);
+		if (st)
+			json_num(j, "dram_median", st->dram_median);
+		nt_json_end_object(j);
+	}
+	if (st) {
+		nt_json_key(j, "seconds");
+		nt_json_begin_object(j);
+		json_num(j, "warmup", st->wall_warmup);
+		json_num(j, "chain", st->wall_chain);
+		json_num(j, "noise", st->wall_noise);
+		json_num(j, "lines", st->wall_lines);
+		json_num(j, "first_touch", st->wall_first);
+		json_num(j, "warm_clock_mhz", st->warm_clock_mhz);
+		json_int(j, "launches", st->launches);
+		nt_json_end_object(j);
+	}
+	nt_json_end_object(j);
+}

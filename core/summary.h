@@ -1,0 +1,56 @@
+/*
+ * summary.h - what a map says, in a few lines: the numbers `calibrate`
+ * prints after a run and `map show` prints for a stored map.
+ *
+ * nt_summarize() computes everything once (chain statistics, noise, TPC
+ * pairs, mirror halves, the model fits of the line matrix, the two
+ * populations of the first-touch matrices); the printers only format it.
+ * Text is for people (fits in 100 columns); the JSON keys are stable and
+ * documented in docs/calibration.md.
+ */
+#ifndef NT_SUMMARY_H
+#define NT_SUMMARY_H
+
+#include <stdio.h>
+
+#include "calib.h"
+#include "json.h"
+#include "map.h"
+#include "model.h"
+#include "structure.h"
+
+/* Two populations of a set of latencies (exact 1-D two-means split). */
+struct nt_split2 {
+	int n;			/* values */
+	double low, high;	/* population means */
+	double low_frac;	/* share of values in the low population */
+	double threshold;	/* values <= threshold are low */
+	double separation;	/* (high - low) / pooled standard deviation */
+};
+
+struct nt_map_report {
+	struct nt_map_summary chain;
+	struct nt_tpc tpc;
+	struct nt_halves halves;
+	int has_lines, has_ft;
+	struct nt_fit fit;		/* of the line matrix, k <= 3 */
+	double line_min, line_max;
+	int part_size[2];		/* SMs with u1 > 0 and u1 < 0 */
+	struct nt_split2 lines2, first2, repeat2;
+	double ft_step_median;		/* median of first - repeat over cells */
+};
+
+int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err);
+void nt_map_report_free(struct nt_map_report *r);
+
+/* Split n values (NANs ignored) into two populations. */
+void nt_split2(const double *v, size_t n, struct nt_split2 *s);
+
+/* Print the report.  st (timings of a fresh run) may be NULL; store_id < 0
+ * and store_path NULL when the map was not stored. */
+void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report *r,
+		     const struct nt_calib_stats *st, int64_t store_id, const char *store_path);
+void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_map_report *r,
+		     const struct nt_calib_stats *st, int64_t store_id);
+
+#endif

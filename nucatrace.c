@@ -1,0 +1,89 @@
+/* nucatrace: the command-line front end.  One table of subcommands
+ * (commands.def); each lives in its own file as cmd_<name>(). */
+#include "core/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+#define CMD(name, fn, summary) { #name, fn, summary },
+#include "commands.def"
+#undef CMD
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void list_commands(FILE *f)
+{
+	fprintf(f, "usage: nucatrace <command> [options]\n\n"
+		   "How much time CUDA kernels lose to thread blocks on slow SMs.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'nucatrace <command> --help' shows a command's options.\n");
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	printf("nucatrace %s\n", nt_version);
+	return 0;
+}
+
+int cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+	char *sub[] = { NULL, "--help", NULL };
+
+	if (argc < 2) {
+		list_commands(stdout);
+		return 0;
+	}
+	c = find_command(argv[1]);
+	if (!c || c->fn == cmd_help || c->fn == cmd_version) {
+		if (!c)
+			return error("'%s' is not a nucatrace command; see 'nucatrace help'", argv[1]);
+		printf("usage: nucatrace %s\n\n%s\n", c->name, c->summary);
+		return 0;
+	}
+	sub[0] = (char *)c->name;
+	return c->fn(2, sub);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+	int ret;
+
+	if (argc < 2) {
+		list_commands(stderr);
+		return NT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c) {
+		error("'%s' is not a nucatrace command; see 'nucatrace help'", argv[1]);
+		return NT_EXIT_USAGE;
+	}
+	ret = c->fn(argc - 1, argv + 1);
+	return ret < 0 ? 1 : ret;
+}
