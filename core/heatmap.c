@@ -37,7 +37,7 @@ int nt_heatmap_range(const double *v, int n, double *lo, double *hi, int *arg_lo
 	*lo = *hi = NAN;
 	*arg_lo = *arg_hi = -1;
 	for (int i = 0; i < n; i++) {
-		if (isnan(v[i]))
+		if (!isfinite(v[i]))
 			continue;
 		if (!k || v[i] < *lo) {
 			*lo = v[i];
@@ -64,7 +64,7 @@ static int pick_decimals(const double *v, int n)
 	char buf[64];
 
 	for (int i = 0; i < n; i++)
-		if (!isnan(v[i]) && snprintf(buf, sizeof(buf), "%.1f", v[i]) > 5)
+		if (isfinite(v[i]) && snprintf(buf, sizeof(buf), "%.1f", v[i]) > 5)
 			return 0;
 	return 1;
 }
@@ -75,7 +75,7 @@ static int cell_width(const double *v, int n, int dec)
 	int w = 4;	/* room for "--" and the "+15" header */
 
 	for (int i = 0; i < n; i++) {
-		int len = isnan(v[i]) ? 0 : snprintf(buf, sizeof(buf), "%.*f", dec, v[i]);
+		int len = !isfinite(v[i]) ? 0 : snprintf(buf, sizeof(buf), "%.*f", dec, v[i]);
 
 		if (len > w)
 			w = len;
@@ -122,14 +122,14 @@ static void put_row(FILE *f, const double *v, int first, int count, int w, int d
 	if (color)
 		fprintf(f, "%s", vals);
 	for (int i = first; i < first + count; i++) {
-		double t = isnan(v[i]) ? 0 : scale(v[i], lo, hi);
+		double t = !isfinite(v[i]) ? 0 : scale(v[i], lo, hi);
 		int level = t * 9 >= 8 ? 8 : (int)(t * 9);
 
-		if (isnan(v[i]))
+		if (!isfinite(v[i]))
 			snprintf(txt, sizeof(txt), "--");
 		else
 			snprintf(txt, sizeof(txt), "%.*f", dec, v[i]);
-		if (color && !isnan(v[i])) {
+		if (color && isfinite(v[i])) {
 			put_cell_color(f, t, w, txt);
 			continue;
 		}
@@ -140,7 +140,7 @@ static void put_row(FILE *f, const double *v, int first, int count, int w, int d
 		pv += snprintf(vals + pv, sizeof(vals) - pv, " %*s", w, txt);
 		shade[ps++] = ' ';
 		for (int c = 0; c < w; c++)
-			shade[ps++] = isnan(v[i]) ? ' ' : shades[level];
+			shade[ps++] = !isfinite(v[i]) ? ' ' : shades[level];
 		shade[ps] = '\0';
 	}
 	if (color) {

@@ -4,7 +4,8 @@
  * The map is easiest to read as a grid of SMs in smid order, per_row to
  * a row (16 by default: an H200's 132 SMs make 9 rows), each cell shaded
  * on a scale from the smallest to the largest measured value.  NAN means
- * "not measured" and is drawn as "--" (grey in SVG), never as a number.
+ * "not measured" and is drawn as "--" (grey in SVG), never as a number;
+ * infinities are treated the same way.
  *
  * Terminal (nt_heatmap_term): a header of column offsets, then for each
  * row of SMs a line "<first smid> <value> <value> ..." and, in plain

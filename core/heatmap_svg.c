@@ -32,7 +32,7 @@ static void put_fill(FILE *f, double x, double lo, double hi)
 {
 	unsigned char rgb[3];
 
-	if (isnan(x)) {
+	if (!isfinite(x)) {
 		fputs("#cccccc", f);
 		return;
 	}
@@ -45,7 +45,7 @@ static const char *text_fill(double x, double lo, double hi)
 {
 	unsigned char rgb[3];
 
-	if (isnan(x))
+	if (!isfinite(x))
 		return "#333333";
 	nt_heatmap_rgb(hi > lo ? (x - lo) / (hi - lo) : 0, rgb);
 	return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140 ? "#000000" : "#ffffff";
@@ -104,7 +104,7 @@ static void put_sm_cell(FILE *f, int sm, double x, int px, int py, double lo, do
 		px + 3, py + 11, ink, sm);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" "
 		"fill=\"%s\">", px + (CELL_W - 2) / 2, py + 29, ink);
-	if (isnan(x))
+	if (!isfinite(x))
 		fputs("--", f);
 	else
 		fprintf(f, "%.1f", x);

@@ -20,9 +20,8 @@ static int pick_rows(const double *mat, int n_sm, int n_line, int *used,
 		int have = 0, hole = -1;
 
 		for (int j = 0; j < n_line; j++) {
-			if (isfinite(row[j]))
-				have++;
-			else if (hole < 0)
+			have += !isnan(row[j]);
+			if (hole < 0 && !isfinite(row[j]))
 				hole = j;
 		}
 		used[i] = have > 0;

@@ -271,6 +271,10 @@ static void test_hole_is_error(void **state)
 	m[5 * 8 + 7] = INFINITY;
 	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
 	assert_non_null(strstr(err.msg, "not finite"));
+	for (int j = 0; j < 8; j++)
+		m[5 * 8 + j] = -INFINITY;	/* not the same as unmeasured */
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
+	assert_non_null(strstr(err.msg, "sm 5 line 0 is not finite"));
 	for (int c = 0; c < 6 * 8; c++)
 		m[c] = NAN;
 	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
