@@ -74,10 +74,25 @@ static void end(struct nt_json *j, char type)
 	fputc(type == '{' ? '}' : ']', j->f);
 }
 
-void nt_json_begin_object(struct nt_json *j) { begin(j, '{', 0); }
-void nt_json_end_object(struct nt_json *j) { end(j, '{'); }
-void nt_json_begin_array(struct nt_json *j) { begin(j, '[', 0); }
-void nt_json_end_array(struct nt_json *j) { end(j, '['); }
+void nt_json_begin_object(struct nt_json *j)
+{
+	begin(j, '{', 0);
+}
+
+void nt_json_end_object(struct nt_json *j)
+{
+	end(j, '{');
+}
+
+void nt_json_begin_array(struct nt_json *j)
+{
+	begin(j, '[', 0);
+}
+
+void nt_json_end_array(struct nt_json *j)
+{
+	end(j, '[');
+}
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)

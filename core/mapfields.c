@@ -18,6 +18,9 @@ const struct nt_map_field nt_map_fields[] = {
 
 const int nt_map_n_fields = sizeof(nt_map_fields) / sizeof(nt_map_fields[0]);
 
+_Static_assert(sizeof(nt_map_fields) / sizeof(nt_map_fields[0]) <= NT_MAP_MAX_FIELDS,
+	       "raise NT_MAP_MAX_FIELDS");
+
 const struct nt_map_field *nt_map_field_find(int group, const char *key)
 {
 	for (int i = 0; i < nt_map_n_fields; i++)

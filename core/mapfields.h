@@ -31,6 +31,8 @@ struct nt_map_field {
 	size_t size;		/* sizeof the member (TEXT: with its NUL) */
 };
 
+#define NT_MAP_MAX_FIELDS 96	/* room in per-field bitmaps */
+
 extern const struct nt_map_field nt_map_fields[];
 extern const int nt_map_n_fields;
 

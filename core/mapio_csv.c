@@ -102,6 +102,10 @@ int nt_map_write_csv(FILE *f, const struct nt_map *m)
 }
 
 
+/* Header keys of our own, numbered after the fields. */
+enum { H_FORMAT = NT_MAP_MAX_FIELDS, H_VERSION, H_N_SM, H_N_LINE, H_PARTS, H_END };
+static const char *const header_key[] = { "format", "version", "n_sm", "n_line", "parts" };
+
 struct csv {
 	const char *path;
 	int lineno;
@@ -109,14 +113,11 @@ struct csv {
 	struct nt_map hdr;	/* the header's fields, until the map exists */
 	int n_sm, n_line;
 	unsigned parts;
-	unsigned char have[128];	/* header keys seen: fields, then ours */
+	unsigned char have[H_END];	/* header keys seen: fields, then ours */
 	struct nt_map *m;
 	unsigned char *seen[N_PARTS];
 	size_t count[N_PARTS];
 };
-
-enum { H_FORMAT = 100, H_VERSION, H_N_SM, H_N_LINE, H_PARTS, H_END };
-static const char *const header_key[] = { "format", "version", "n_sm", "n_line", "parts" };
 
 static int bad(struct csv *c, const char *what, const char *subject)
 {
@@ -150,7 +151,9 @@ static void unescape(char *s)
 
 static int parse_parts(struct csv *c, char *v)
 {
-	for (char *name = strtok(v, ","); name; name = strtok(NULL, ",")) {
+	char *save = NULL;
+
+	for (char *name = strtok_r(v, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
 		for (i = 0; i < N_FLAGS && strcmp(name, part_flags[i].name); i++)
@@ -290,6 +293,10 @@ int nt_map_read_csv(const char *path, struct nt_map **out, struct nt_err *err)
 		return nt_err_set(err, "cannot open '%s': %s", path, strerror(errno));
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		c.lineno++;
+		if (line[len - 1] != '\n') {
+			bad(&c, "no newline at the end (truncated?)", NULL);
+			goto out;
+		}
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (!len)

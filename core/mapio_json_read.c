@@ -1,146 +1,39 @@
-/* Reading a map from JSON (mapio.h has the layout).  SQLite's JSON
- * functions, on an in-memory database, do the parsing, so that there is
- * no hand-written parser to get wrong; this file only checks shapes and
- * types and copies values. */
+/* Reading a map from JSON (mapio.h has the layout): jsonread.h does the
+ * parsing; this file checks shapes and types and copies values. */
+#include "jsonread.h"
 #include "mapfields.h"
 #include "mapio.h"
 
-#include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define JSON_MAX_BYTES (1 << 30)
-
-struct reader {
-	const char *path;
-	sqlite3 *db;
-	const char *doc;
-	int len;
-	struct nt_err *err;
-};
-
-static int read_whole(const char *path, char **buf, int *len, struct nt_err *err)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n = 0, cap = 0;
-	char *b = NULL, *nb;
-	int ret = -1;
-
-	if (!f)
-		return nt_err_set(err, "cannot open '%s': %s", path, strerror(errno));
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 65536;
-			if (cap > JSON_MAX_BYTES || !(nb = realloc(b, cap))) {
-				nt_err_set(err, "'%s': too large to read", path);
-				goto out;
-			}
-			b = nb;
-		}
-		n += fread(b + n, 1, cap - n, f);
-		if (ferror(f)) {
-			nt_err_set(err, "cannot read '%s': %s", path, strerror(errno));
-			goto out;
-		}
-		if (feof(f))
-			break;
-	}
-	*buf = b;
-	*len = (int)n;
-	b = NULL;
-	ret = 0;
-out:
-	free(b);
-	fclose(f);
-	return ret;
-}
-
-/* A statement over the document (?1) and a JSON path (?2). */
-static sqlite3_stmt *query(struct reader *r, const char *sql, const char *jpath)
-{
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL)) {
-		nt_err_set(r->err, "'%s': %s", r->path, sqlite3_errmsg(r->db));
-		return NULL;
-	}
-	sqlite3_bind_text(st, 1, r->doc, r->len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, jpath, -1, SQLITE_STATIC);
-	return st;
-}
-
-/* Finish a loop of sqlite3_step(): 0 when it ran to the end. */
-static int done(struct reader *r, int rc)
-{
-	if (rc != SQLITE_DONE)
-		return nt_err_set(r->err, "'%s': %s", r->path, sqlite3_errmsg(r->db));
-	return 0;
-}
-
-/* The JSON type at jpath ("" when absent) and its array length. */
-static int shape(struct reader *r, const char *jpath, char *type, size_t size, int *len)
-{
-	sqlite3_stmt *st = query(r, "SELECT json_type(?1, ?2), json_array_length(?1, ?2)", jpath);
-	int ret = -1;
-
-	if (!st)
-		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		done(r, SQLITE_ERROR);
-		goto out;
-	}
-	snprintf(type, size, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-	*len = sqlite3_column_int(st, 1);
-	ret = 0;
-out:
-	sqlite3_finalize(st);
-	return ret;
-}
-
-/* A number, or null for NAN, from a (type, atom) pair of columns. */
-static int number(struct reader *r, sqlite3_stmt *st, int col, const char *key, double *v)
-{
-	const char *type = (const char *)sqlite3_column_text(st, col);
-
-	if (type && !strcmp(type, "null")) {
-		*v = NAN;
-		return 0;
-	}
-	if (!type || (strcmp(type, "integer") && strcmp(type, "real")))
-		return nt_err_set(r->err, "'%s': \"%s\" is not a number", r->path, key);
-	*v = sqlite3_column_double(st, col + 1);
-	return 0;
-}
-
-static int read_vector(struct reader *r, const char *name, double *dst)
+static int read_vector(struct nt_jsonread *r, const char *name, double *dst)
 {
 	char jpath[64], key[96];
 	sqlite3_stmt *st;
 	int rc, ret = -1;
 
 	snprintf(jpath, sizeof(jpath), "$.%s", name);
-	if (!(st = query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", jpath)))
+	if (!(st = nt_jsonread_query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", jpath)))
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int i = sqlite3_column_int(st, 0);
 
 		snprintf(key, sizeof(key), "%s[%d]", name, i);
-		if (number(r, st, 1, key, &dst[i]))
+		if (nt_jsonread_number(r, st, 1, key, &dst[i]))
 			goto out;
 	}
-	ret = done(r, rc);
+	ret = nt_jsonread_done(r, rc);
 out:
 	sqlite3_finalize(st);
 	return ret;
 }
 
-static int read_offsets(struct reader *r, struct nt_map *m)
+static int read_offsets(struct nt_jsonread *r, struct nt_map *m)
 {
-	sqlite3_stmt *st = query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", "$.lines.offset");
+	sqlite3_stmt *st = nt_jsonread_query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", "$.lines.offset");
 	int rc, ret = -1;
 
 	if (!st)
@@ -154,26 +47,26 @@ static int read_offsets(struct reader *r, struct nt_map *m)
 		}
 		m->line_offset[i] = sqlite3_column_int64(st, 2);
 	}
-	ret = done(r, rc);
+	ret = nt_jsonread_done(r, rc);
 out:
 	sqlite3_finalize(st);
 	return ret;
 }
 
 /* n_sm rows of n_line numbers at $.name. */
-static int read_matrix(struct reader *r, const struct nt_map *m, const char *name, double *dst)
+static int read_matrix(struct nt_jsonread *r, const struct nt_map *m, const char *name, double *dst)
 {
 	char jpath[64], key[96];
 	sqlite3_stmt *st;
 	int rc, rows, ret = -1;
 
 	snprintf(jpath, sizeof(jpath), "$.%s", name);
-	if (shape(r, jpath, key, sizeof(key), &rows))
+	if (nt_jsonread_shape(r, jpath, key, sizeof(key), &rows))
 		return -1;
 	if (strcmp(key, "array") || rows != m->n_sm)
 		return nt_err_set(r->err, "'%s': \"%s\" is not an array of %d rows (one per SM)",
 				  r->path, name, m->n_sm);
-	if (!(st = query(r, "SELECT key, type, json_array_length(value) FROM json_each(?1, ?2)", jpath)))
+	if (!(st = nt_jsonread_query(r, "SELECT key, type, json_array_length(value) FROM json_each(?1, ?2)", jpath)))
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (strcmp((const char *)sqlite3_column_text(st, 1), "array") ||
@@ -183,20 +76,20 @@ static int read_matrix(struct reader *r, const struct nt_map *m, const char *nam
 			goto out;
 		}
 	}
-	if (done(r, rc))
+	if (nt_jsonread_done(r, rc))
 		goto out;
 	sqlite3_finalize(st);
-	if (!(st = query(r, "SELECT a.key, b.key, b.type, b.atom FROM json_each(?1, ?2) AS a, "
+	if (!(st = nt_jsonread_query(r, "SELECT a.key, b.key, b.type, b.atom FROM json_each(?1, ?2) AS a, "
 			 "json_each(a.value) AS b", jpath)))
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int i = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1);
 
 		snprintf(key, sizeof(key), "%s[%d][%d]", name, i, l);
-		if (number(r, st, 2, key, nt_map_at(dst, m, i, l)))
+		if (nt_jsonread_number(r, st, 2, key, nt_map_at(dst, m, i, l)))
 			goto out;
 	}
-	ret = done(r, rc);
+	ret = nt_jsonread_done(r, rc);
 out:
 	sqlite3_finalize(st);
 	return ret;
@@ -218,7 +111,7 @@ static const struct nt_map_field *field_for(enum nt_field_group g, const char *k
 	return nt_map_field_find(g, key);
 }
 
-static int set_field(struct reader *r, struct nt_map *m, const struct nt_map_field *f,
+static int set_field(struct nt_jsonread *r, struct nt_map *m, const struct nt_map_field *f,
 		     sqlite3_stmt *st, const char *key)
 {
 	const char *type = (const char *)sqlite3_column_text(st, 1);
@@ -237,7 +130,7 @@ static int set_field(struct reader *r, struct nt_map *m, const struct nt_map_fie
 			return nt_err_set(r->err, "'%s': \"%s\" is not an integer in range", r->path, key);
 		return 0;
 	case NT_FK_REAL:
-		if (number(r, st, 1, key, &v))
+		if (nt_jsonread_number(r, st, 1, key, &v))
 			return -1;
 		nt_map_field_set_real(m, f, v);
 		return 0;
@@ -246,7 +139,7 @@ static int set_field(struct reader *r, struct nt_map *m, const struct nt_map_fie
 }
 
 /* "9.0" */
-static int set_cc(struct reader *r, struct nt_map *m, sqlite3_stmt *st)
+static int set_cc(struct nt_jsonread *r, struct nt_map *m, sqlite3_stmt *st)
 {
 	const char *s = (const char *)sqlite3_column_text(st, 2);
 	int n = -1;
@@ -272,12 +165,12 @@ static int parse_iso(const char *s, int64_t *t)
 
 /* The scalar fields of group g, from the object at jpath ("gpu." is
  * prefix in messages).  Every field must be there. */
-static int read_fields(struct reader *r, struct nt_map *m, enum nt_field_group g,
+static int read_fields(struct nt_jsonread *r, struct nt_map *m, enum nt_field_group g,
 		       const char *jpath, const char *prefix)
 {
-	unsigned char seen[128] = { 0 };
+	unsigned char seen[NT_MAP_MAX_FIELDS] = { 0 };
 	const struct nt_map_field *f;
-	sqlite3_stmt *st = query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", jpath);
+	sqlite3_stmt *st = nt_jsonread_query(r, "SELECT key, type, atom FROM json_each(?1, ?2)", jpath);
 	char key[96];
 	int rc, have_iso = 0, ret = -1;
 	int64_t iso = 0;
@@ -307,7 +200,7 @@ static int read_fields(struct reader *r, struct nt_map *m, enum nt_field_group g
 			seen[f - nt_map_fields] = 1;
 		}
 	}
-	if (done(r, rc))
+	if (nt_jsonread_done(r, rc))
 		goto out;
 	for (int i = 0; i < nt_map_n_fields; i++) {
 		f = &nt_map_fields[i];
@@ -328,25 +221,18 @@ out:
 	return ret;
 }
 
-static int check_header(struct reader *r)
+static int check_header(struct nt_jsonread *r)
 {
-	sqlite3_stmt *st = query(r, "SELECT json_valid(?1)", "$");
+	sqlite3_stmt *st;
 	const char *v;
 	int ret = -1;
 
-	if (!st)
-		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW || !sqlite3_column_int(st, 0)) {
-		nt_err_set(r->err, "'%s': not valid JSON (truncated or malformed)", r->path);
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = query(r, "SELECT json_type(?1), json_type(?1, '$.format'), json_extract(?1, '$.format'), "
+	st = nt_jsonread_query(r, "SELECT json_type(?1), json_type(?1, '$.format'), json_extract(?1, '$.format'), "
 		   "json_type(?1, '$.version'), json_extract(?1, '$.version')", "$");
 	if (!st)
 		return -1;
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		done(r, SQLITE_ERROR);
+		nt_jsonread_done(r, SQLITE_ERROR);
 		goto out;
 	}
 	if (strcmp((const char *)sqlite3_column_text(st, 0), "object")) {
@@ -361,10 +247,14 @@ static int check_header(struct reader *r)
 		goto out;
 	}
 	v = (const char *)sqlite3_column_text(st, 4);
+	if (!v) {
+		nt_err_set(r->err, "'%s': missing key \"version\"", r->path);
+		goto out;
+	}
 	if (!sqlite3_column_text(st, 3) || strcmp((const char *)sqlite3_column_text(st, 3), "integer") ||
 	    sqlite3_column_int64(st, 4) != NT_MAP_FORMAT_VERSION) {
 		nt_err_set(r->err, "'%s': \"version\" %s is not supported (this nucatrace reads %d)",
-			   r->path, v ? v : "(missing)", NT_MAP_FORMAT_VERSION);
+			   r->path, v, NT_MAP_FORMAT_VERSION);
 		goto out;
 	}
 	ret = 0;
@@ -373,47 +263,33 @@ out:
 	return ret;
 }
 
-/* Whether jpath is there (0/1), and -1 when it is but is not `want`. */
-static int member(struct reader *r, const char *jpath, const char *want, int *len)
-{
-	char type[16];
-
-	if (shape(r, jpath, type, sizeof(type), len))
-		return -1;
-	if (!*type)
-		return 0;
-	if (strcmp(type, want))
-		return nt_err_set(r->err, "'%s': \"%s\" is not an %s", r->path, jpath + 2, want);
-	return 1;
-}
-
 /* Which parts there are and their sizes. */
-static int read_shape(struct reader *r, int *n_sm, int *n_line, unsigned *parts)
+static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, unsigned *parts)
 {
 	int len, has;
 
-	if ((has = member(r, "$.chain", "array", n_sm)) < 0)
+	if ((has = nt_jsonread_member(r, "$.chain", "array", n_sm)) < 0)
 		return -1;
 	if (!has || *n_sm <= 0)
 		return nt_err_set(r->err, "'%s': \"chain\" is missing or empty", r->path);
-	if ((has = member(r, "$.noise", "array", &len)) < 0)
+	if ((has = nt_jsonread_member(r, "$.noise", "array", &len)) < 0)
 		return -1;
 	if (has && len != *n_sm)
 		return nt_err_set(r->err, "'%s': \"noise\" has %d entries, \"chain\" %d", r->path, len, *n_sm);
 	*parts = has ? NT_MAP_NOISE : 0;
 	*n_line = 0;
-	if ((has = member(r, "$.lines", "object", &len)) < 0)
+	if ((has = nt_jsonread_member(r, "$.lines", "object", &len)) < 0)
 		return -1;
 	if (has) {
-		if ((has = member(r, "$.lines.offset", "array", n_line)) < 0)
+		if ((has = nt_jsonread_member(r, "$.lines.offset", "array", n_line)) < 0)
 			return -1;
 		if (!has || *n_line <= 0)
 			return nt_err_set(r->err, "'%s': \"lines.offset\" is missing or empty", r->path);
-		if ((has = member(r, "$.lines.latency", "array", &len)) < 0)
+		if ((has = nt_jsonread_member(r, "$.lines.latency", "array", &len)) < 0)
 			return -1;
 		*parts |= has ? NT_MAP_LINES : 0;
 	}
-	if ((has = member(r, "$.first_touch", "object", &len)) < 0)
+	if ((has = nt_jsonread_member(r, "$.first_touch", "object", &len)) < 0)
 		return -1;
 	if (has && !*n_line)
 		return nt_err_set(r->err, "'%s': \"first_touch\" needs \"lines.offset\"", r->path);
@@ -421,7 +297,7 @@ static int read_shape(struct reader *r, int *n_sm, int *n_line, unsigned *parts)
 	return 0;
 }
 
-static int read_map(struct reader *r, struct nt_map **out)
+static int read_map(struct nt_jsonread *r, struct nt_map **out)
 {
 	struct nt_map *m = NULL;
 	unsigned parts = 0;
@@ -431,7 +307,7 @@ static int read_map(struct reader *r, struct nt_map **out)
 		return -1;
 	if (!(m = nt_map_new(n_sm, n_line, parts)))
 		return nt_err_set(r->err, "'%s': out of memory", r->path);
-	if (member(r, "$.gpu", "object", &len) < 0 || member(r, "$.params", "object", &len) < 0 ||
+	if (nt_jsonread_member(r, "$.gpu", "object", &len) < 0 || nt_jsonread_member(r, "$.params", "object", &len) < 0 ||
 	    read_fields(r, m, NT_FG_GPU, "$.gpu", "gpu.") ||
 	    read_fields(r, m, NT_FG_PARAMS, "$.params", "params.") ||
 	    read_fields(r, m, NT_FG_RUN, "$", ""))
@@ -457,21 +333,13 @@ out:
 
 int nt_map_read_json(const char *path, struct nt_map **out, struct nt_err *err)
 {
-	struct reader r = { .path = path, .err = err };
-	char *doc = NULL;
-	int ret = -1;
+	struct nt_jsonread r;
+	int ret;
 
 	*out = NULL;
-	if (read_whole(path, &doc, &r.len, err))
+	if (nt_jsonread_open(&r, path, err))
 		return -1;
-	r.doc = doc;
-	if (sqlite3_open(":memory:", &r.db) != SQLITE_OK) {
-		nt_err_set(err, "'%s': cannot open SQLite to parse it", path);
-		goto out;
-	}
 	ret = read_map(&r, out);
-out:
-	sqlite3_close(r.db);
-	free(doc);
+	nt_jsonread_close(&r);
 	return ret;
 }

@@ -102,7 +102,7 @@ static int probe(sqlite3 *db, const char *path, enum file_state *state, struct n
 		goto out;
 	} else if (version > NT_STORE_SCHEMA || version < 1) {
 		nt_err_set(err, "map store '%s' has schema version %d; this nucatrace reads version %d%s",
-			   path, version, NT_STORE_SCHEMA, version > 1 ? ": upgrade nucatrace" : "");
+			   path, version, NT_STORE_SCHEMA, version > NT_STORE_SCHEMA ? ": upgrade nucatrace" : "");
 		goto out;
 	} else {
 		*state = FILE_CURRENT;
@@ -175,6 +175,8 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 	int exists, ret = -1;
 
 	*out = NULL;
+	if (!*path)
+		return nt_err_set(err, "map store path is empty");
 	exists = !stat(path, &st);
 	if (!exists && errno != ENOENT)
 		return nt_err_set(err, "cannot open map store '%s': %s", path, strerror(errno));

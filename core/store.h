@@ -74,7 +74,7 @@ const char *nt_store_default_path(char *buf, size_t len);
 
 /* Open the store at path.  create = 1 makes it (and missing parent
  * directories, mode 0700) when missing; create = 0 fails on a missing
- * file.  0 and *out set, or -1. */
+ * file.  An empty file is made a store.  0 and *out set, or -1. */
 int nt_store_open(const char *path, int create, struct nt_store **out, struct nt_err *err);
 void nt_store_close(struct nt_store *s);
 const char *nt_store_path(const struct nt_store *s);

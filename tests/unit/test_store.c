@@ -1,0 +1,399 @@
+/* store.h: round trips, history, and leaving other people's files alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "store.h"
+#include "maptest.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static int setup(void **state)
+{
+	*state = scratch_dir();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	scratch_remove(*state);
+	return 0;
+}
+
+static char *path_in(void **state, const char *name)
+{
+	char *p = malloc(4096);
+
+	assert_non_null(p);
+	snprintf(p, 4096, "%s/%s", (char *)*state, name);
+	return p;
+}
+
+static struct nt_store *open_ok(const char *path, int create)
+{
+	struct nt_store *s = NULL;
+	struct nt_err err = { "" };
+
+	if (nt_store_open(path, create, &s, &err))
+		fail_msg("open '%s': %s", path, err.msg);
+	return s;
+}
+
+/* Open must fail with a message naming the file and containing want,
+ * and leave the file's bytes as they were. */
+static void open_refused(const char *path, const char *want)
+{
+	struct nt_store *s = (struct nt_store *)1;
+	struct nt_err err = { "" };
+	size_t len_before, len_after;
+	char *before = slurp(path, &len_before), *after;
+
+	for (int create = 0; create < 2; create++) {
+		assert_int_equal(nt_store_open(path, create, &s, &err), -1);
+		assert_null(s);
+		assert_non_null(strstr(err.msg, path));
+		if (!strstr(err.msg, want))
+			fail_msg("'%s' does not say '%s'", err.msg, want);
+	}
+	after = slurp(path, &len_after);
+	assert_int_equal(len_before, len_after);
+	assert_memory_equal(before, after, len_before);
+	free(before);
+	free(after);
+}
+
+static void sql(const char *path, const char *stmt)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, stmt, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", stmt, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+static int64_t sql_int(const char *path, const char *query)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, query, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static void test_default_path(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	setenv("NUCATRACE_STORE", "/x/y.db", 1);
+	assert_string_equal(nt_store_default_path(buf, sizeof(buf)), "/x/y.db");
+	setenv("NUCATRACE_STORE", "", 1);
+	setenv("XDG_DATA_HOME", "/data", 1);
+	assert_string_equal(nt_store_default_path(buf, sizeof(buf)), "/data/nucatrace/maps.db");
+	unsetenv("XDG_DATA_HOME");
+	setenv("HOME", "/home/u", 1);
+	assert_string_equal(nt_store_default_path(buf, sizeof(buf)), "/home/u/.local/share/nucatrace/maps.db");
+	assert_null(nt_store_default_path(buf, 10));
+	unsetenv("HOME");
+	assert_null(nt_store_default_path(buf, sizeof(buf)));
+	unsetenv("NUCATRACE_STORE");
+}
+
+static void round_trip(void **state, int n_line, unsigned parts)
+{
+	char *path = path_in(state, "rt.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *m = sample_map(5, n_line, parts, 3), *back = NULL;
+	struct nt_err err = { "" };
+	int64_t id = 0;
+
+	if (nt_store_add(s, m, &id, &err))
+		fail_msg("%s", err.msg);
+	assert_true(id > 0);
+	nt_store_close(s);
+	s = open_ok(path, 0);
+	if (nt_store_get(s, id, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_maps_equal(m, back);
+	assert_true(isnan(back->chain[2]));
+	nt_map_free(back);
+	nt_map_free(m);
+	nt_store_close(s);
+	free(path);
+}
+
+static void test_round_trip_all(void **state)
+{
+	round_trip(state, 4, NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH);
+}
+
+static void test_round_trip_parts(void **state)
+{
+	round_trip(state, 0, 0);
+	round_trip(state, 3, NT_MAP_LINES);
+	round_trip(state, 2, NT_MAP_FIRST_TOUCH);
+	round_trip(state, 0, NT_MAP_NOISE);
+}
+
+static void test_schema_is_plain_sql(void **state)
+{
+	char *path = path_in(state, "sql.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *m = sample_map(4, 3, NT_MAP_LINES | NT_MAP_FIRST_TOUCH, 1);
+	int64_t id;
+
+	assert_int_equal(nt_store_add(s, m, &id, NULL), 0);
+	nt_store_close(s);
+	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), NT_STORE_SCHEMA);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM sm_value"), 4);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM sm_value WHERE chain IS NULL"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM line_value"), 12);
+	assert_int_equal(sql_int(path, "SELECT byte_offset FROM line_offset WHERE line = 2"),
+			 m->line_offset[2]);
+	assert_int_equal(sql_int(path, "SELECT chain_bytes FROM calib"), m->params.chain_bytes);
+	assert_int_equal(sql_int(path, "SELECT parts FROM calib"), NT_MAP_LINES | NT_MAP_FIRST_TOUCH);
+	nt_map_free(m);
+	free(path);
+}
+
+struct seen {
+	int n;
+	struct nt_store_entry e[8];
+	int stop_at;
+};
+
+static int collect(const struct nt_store_entry *e, void *arg)
+{
+	struct seen *s = arg;
+
+	s->e[s->n++] = *e;
+	return s->n == s->stop_at ? 42 : 0;
+}
+
+static void test_history(void **state)
+{
+	char *path = path_in(state, "h.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *a = sample_map(3, 0, 0, 1), *b = sample_map(3, 2, NT_MAP_LINES, 2);
+	struct nt_map *got = NULL;
+	struct nt_err err = { "" };
+	struct seen seen = { 0 };
+	int64_t n, id[3];
+
+	strcpy(b->gpu.uuid, a->gpu.uuid);
+	a->created_at = 1000;
+	b->created_at = 2000;
+	assert_int_equal(nt_store_add(s, b, &id[0], NULL), 0);
+	assert_int_equal(nt_store_add(s, a, &id[1], NULL), 0);	/* older, added later */
+	a->created_at = 500;
+	strcpy(a->gpu.uuid, "GPU-other");
+	assert_int_equal(nt_store_add(s, a, &id[2], NULL), 0);
+
+	assert_int_equal(nt_store_count(s, NULL, &n, NULL), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(nt_store_count(s, b->gpu.uuid, &n, NULL), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(nt_store_latest(s, b->gpu.uuid, &got, &err), 0);
+	assert_maps_equal(b, got);
+	nt_map_free(got);
+	assert_int_equal(nt_store_latest(s, NULL, &got, &err), 0);
+	assert_maps_equal(b, got);
+	nt_map_free(got);
+	assert_int_equal(nt_store_latest(s, "GPU-other", &got, &err), 0);
+	assert_maps_equal(a, got);
+	nt_map_free(got);
+	assert_int_equal(nt_store_latest(s, "GPU-none", &got, &err), -1);
+	assert_null(got);
+	assert_non_null(strstr(err.msg, "GPU-none"));
+	assert_int_equal(nt_store_get(s, 99, &got, &err), -1);
+	assert_non_null(strstr(err.msg, "99"));
+
+	assert_int_equal(nt_store_list(s, collect, &seen, NULL), 0);
+	assert_int_equal(seen.n, 3);
+	assert_int_equal(seen.e[0].id, id[0]);
+	assert_string_equal(seen.e[0].uuid, b->gpu.uuid);
+	assert_string_equal(seen.e[0].name, b->gpu.name);
+	assert_string_equal(seen.e[0].host, "node-2");
+	assert_int_equal(seen.e[0].sm_count, 3);
+	assert_int_equal(seen.e[0].created_at, 2000);
+	assert_int_equal(seen.e[0].parts, NT_MAP_LINES);
+	assert_int_equal(seen.e[0].n_line, 2);
+	assert_true(seen.e[0].sm_clock_mhz == b->sm_clock_mhz);
+	assert_string_equal(seen.e[2].uuid, "GPU-other");
+	seen = (struct seen){ .stop_at = 2 };
+	assert_int_equal(nt_store_list(s, collect, &seen, NULL), 42);
+	assert_int_equal(seen.n, 2);
+
+	nt_store_close(s);
+	nt_map_free(a);
+	nt_map_free(b);
+	free(path);
+}
+
+static void test_bad_map_refused(void **state)
+{
+	char *path = path_in(state, "bad.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *m = sample_map(3, 2, NT_MAP_FIRST_TOUCH, 1);
+	struct nt_err err = { "" };
+	double *keep = m->ft_repeat;
+	int64_t n;
+
+	m->ft_repeat = NULL;
+	assert_int_equal(nt_store_add(s, m, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "ft_repeat"));
+	assert_int_equal(nt_store_count(s, NULL, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	m->ft_repeat = keep;
+	nt_store_close(s);
+	nt_map_free(m);
+	free(path);
+}
+
+static void test_missing_and_create(void **state)
+{
+	char *path = path_in(state, "a/b/c/maps.db"), *dir = path_in(state, "a/b");
+	struct nt_store *s = (struct nt_store *)1;
+	struct nt_err err = { "" };
+	struct stat st;
+
+	assert_int_equal(nt_store_open(path, 0, &s, &err), -1);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(stat(path, &st), -1);
+	s = open_ok(path, 1);
+	assert_string_equal(nt_store_path(s), path);
+	nt_store_close(s);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	s = open_ok(path, 0);
+	nt_store_close(s);
+	free(path);
+	free(dir);
+}
+
+static void test_unwritable(void **state)
+{
+	char *file = path_in(state, "plain"), *path = path_in(state, "plain/sub/maps.db");
+	struct nt_store *s = NULL;
+	struct nt_err err = { "" };
+
+	write_file(file, "x", 1);
+	assert_int_equal(nt_store_open(path, 1, &s, &err), -1);
+	assert_non_null(strstr(err.msg, file));
+	assert_int_equal(nt_store_open((char *)*state, 1, &s, &err), -1);	/* a directory */
+	assert_non_null(strstr(err.msg, "directory"));
+	assert_int_equal(nt_store_open("", 1, &s, &err), -1);
+	free(file);
+	free(path);
+}
+
+static void test_empty_file_becomes_store(void **state)
+{
+	char *path = path_in(state, "empty.db");
+
+	write_file(path, "", 0);
+	nt_store_close(open_ok(path, 0));
+	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
+	free(path);
+}
+
+static void test_not_a_database(void **state)
+{
+	char *path = path_in(state, "junk.db");
+	char junk[4096];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 7 + 3);
+	write_file(path, junk, sizeof(junk));
+	open_refused(path, "not a database");
+	write_file(path, "hello, world\n", 13);
+	open_refused(path, "not a database");
+	free(path);
+}
+
+static void test_foreign_database(void **state)
+{
+	char *path = path_in(state, "foreign.db");
+
+	sql(path, "PRAGMA application_id = 42; CREATE TABLE t(x); INSERT INTO t VALUES(1)");
+	open_refused(path, "another application");
+	free(path);
+	path = path_in(state, "plain.db");	/* no application_id, but tables */
+	sql(path, "CREATE TABLE t(x)");
+	open_refused(path, "another application");
+	free(path);
+}
+
+static void test_newer_schema(void **state)
+{
+	char *path = path_in(state, "new.db");
+
+	nt_store_close(open_ok(path, 1));
+	sql(path, "PRAGMA user_version = 99");
+	open_refused(path, "schema version 99");
+	free(path);
+}
+
+static void test_concurrent_writers(void **state)
+{
+	char *path = path_in(state, "conc.db");
+	pid_t pid[4];
+	int status;
+
+	for (int p = 0; p < 4; p++) {
+		pid[p] = fork();
+		assert_true(pid[p] >= 0);
+		if (!pid[p]) {
+			struct nt_store *s = NULL;
+			struct nt_map *m = sample_map(8, 4, NT_MAP_LINES, p);
+			int bad = nt_store_open(path, 1, &s, NULL);
+
+			for (int i = 0; !bad && i < 10; i++)
+				bad = nt_store_add(s, m, NULL, NULL);
+			nt_store_close(s);
+			nt_map_free(m);
+			_exit(bad ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < 4; p++) {
+		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM calib"), 40);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM line_value"), 40 * 32);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_path),
+		cmocka_unit_test_setup_teardown(test_round_trip_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_parts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_is_plain_sql, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_map_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_and_create, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file_becomes_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
