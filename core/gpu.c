@@ -15,11 +15,17 @@ static void module_version(char *buf, size_t len)
 	buf[0] = '\0';
 	if (!f)
 		return;
-	if (fgets(line, sizeof(line), f) && (p = strstr(line, "Kernel Module"))) {
-		p += strlen("Kernel Module");
-		while (*p == ' ' || *p == '\t')
-			p++;
-		snprintf(buf, len, "%.*s", (int)strcspn(p, " \t\n"), p);
+	/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ..."
+	 * or "... Kernel Module  535.104.05 ...": the first word that starts
+	 * with a digit after "Module". */
+	if (fgets(line, sizeof(line), f) && (p = strstr(line, "Module"))) {
+		for (p += strlen("Module"); *p; p += strcspn(p, " \t\n")) {
+			p += strspn(p, " \t");
+			if (*p >= '0' && *p <= '9') {
+				snprintf(buf, len, "%.*s", (int)strcspn(p, " \t\n"), p);
+				break;
+			}
+		}
 	}
 	fclose(f);
 }

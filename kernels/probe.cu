@@ -35,7 +35,9 @@ __device__ __forceinline__ u64 ld_cg(u64 p)
 
 // Store the loaded value to shared memory: the store must wait for the
 // load, and in-order issue keeps the clock read after it, so the timed
-// interval ends when the data has arrived.
+// interval ends when the data has arrived.  Single timed loads (first
+// touch) add a __syncwarp() before the clock read: on the H200 it gave
+// the smallest fixed overhead of the orderings tried (docs/calibration.md).
 __device__ __forceinline__ void consume(u64 *sink, u64 v)
 {
 	asm volatile("st.shared.u64 [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(sink)), "l"(v)
@@ -160,11 +162,11 @@ extern "C" __global__ void nt_probe_first(nt_probe_args a)
 
 	if (threadIdx.x)
 		return;
-	rec = record(a);
-	if ((int)smid() != a.target_sm || atomicCAS(claimed, 0u, 1u) != 0u) {
-		rec[0] = NT_REC_NONE;
+	// Only the first block on the target SM writes, into record 0; the
+	// host cleared it to NT_REC_NONE before the launch.
+	if ((int)smid() != a.target_sm || atomicCAS(claimed, 0u, 1u) != 0u)
 		return;
-	}
+	rec = (u64 *)a.out;
 	rec[0] = smid();
 	rec[1] = 0;
 	vals = rec + NT_REC_HEAD;
@@ -179,6 +181,7 @@ extern "C" __global__ void nt_probe_first(nt_probe_args a)
 			t0 = clk();
 			v = ld_cg(p);
 			consume(sink, v);
+			__syncwarp(1u);
 			t1 = clk();
 			vals[(u64)l * per_line + r] = t1 - t0;
 		}
