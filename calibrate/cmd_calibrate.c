@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -28,7 +29,8 @@ static const char help[] =
 	"  --store PATH        the map store (default $NUCATRACE_STORE, else\n"
 	"                      $XDG_DATA_HOME/nucatrace/maps.db)\n"
 	"  --no-store          measure and print, keep nothing\n"
-	"  --output PATH       also write each map as JSON (a folder when several GPUs)\n"
+	"  --output PATH       also write each map as JSON: to PATH, or to PATH/<uuid>.json\n"
+	"                      when PATH is a folder or several GPUs are measured\n"
 	"  --quick             the chain map only (about a second)\n"
 	"  --no-noise          skip the repeated chain map (noise floor)\n"
 	"  --no-lines          skip the SM x line matrix\n"
@@ -187,14 +189,21 @@ static int list_devices(struct nt_cuda *cu, int count)
 	return usable ? 0 : NT_EXIT_NOGPU;
 }
 
-/* Where --output puts device d's map: PATH itself for one device, else
- * PATH/<uuid>.json. */
+/* Where --output puts a device's map: PATH itself, or PATH/<uuid>.json
+ * when PATH is a folder (made if needed when several GPUs are measured). */
 static int output_path(const struct calib_cmd *c, const struct nt_map *m, int several, char *buf,
 		       size_t len)
 {
-	if (!several)
-		return snprintf(buf, len, "%s", c->output) >= (int)len ? -1 : 0;
-	return snprintf(buf, len, "%s/%s.json", c->output, m->gpu.uuid) >= (int)len ? -1 : 0;
+	struct stat sb;
+	int dir = !stat(c->output, &sb) && S_ISDIR(sb.st_mode);
+
+	if (several && !dir && mkdir(c->output, 0777) && errno != EEXIST)
+		return error("cannot create folder '%s': %s", c->output, strerror(errno));
+	if (!several && !dir)
+		return snprintf(buf, len, "%s", c->output) >= (int)len ? error("--output: path too long") : 0;
+	if (snprintf(buf, len, "%s/%s.json", c->output, m->gpu.uuid) >= (int)len)
+		return error("--output: path too long");
+	return 0;
 }
 
 static int write_output(const struct calib_cmd *c, const struct nt_map *m, int several)
@@ -204,7 +213,7 @@ static int write_output(const struct calib_cmd *c, const struct nt_map *m, int s
 	int ret;
 
 	if (output_path(c, m, several, path, sizeof(path)))
-		return error("--output: path too long");
+		return -1;
 	f = fopen(path, "wx");
 	if (!f)
 		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
