@@ -48,7 +48,7 @@ TEST_HELPER struct nt_map *sample_map(int n_sm, int n_line, unsigned parts, int 
 	snprintf(m->host, sizeof(m->host), "node-%d", seed);
 	snprintf(m->command, sizeof(m->command),
 		 "nucatrace calibrate --reps 9,a \"quoted\" back\\slash\nsecond line\r");
-	m->sm_clock_mhz = 1980.0 / 3.0;
+	m->sm_clock_mhz = 1980.0 / 7.0;
 	for (int i = 0; i < n_sm; i++) {
 		m->chain[i] = 600.0 + i / 7.0 + seed;
 		if (m->noise)
@@ -129,7 +129,7 @@ TEST_HELPER char *scratch_dir(void)
 	return dir;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+TEST_HELPER int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st, (void)flag, (void)ftw;
 	return remove(path);
