@@ -66,6 +66,61 @@ static void matrix_range(const double *mat, size_t cells, double *lo, double *hi
 	}
 }
 
+/* Share of cells on the same side of their splits in two matrices. */
+static double agreement(const double *x, double tx, const double *y, double ty, size_t cells)
+{
+	size_t same = 0, n = 0;
+
+	for (size_t i = 0; i < cells; i++) {
+		if (isnan(x[i]) || isnan(y[i]))
+			continue;
+		n++;
+		same += (x[i] > tx) == (y[i] > ty);
+	}
+	return n ? (double)same / n : NAN;
+}
+
+/* First touch: its two populations (near and far partition), which SMs
+ * fall on either side (rank-1 term of the first-touch matrix), what the
+ * accesses right after cost in each, and whether either split is the
+ * line matrix's. */
+static int ft_report(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err)
+{
+	size_t cells = (size_t)m->n_sm * m->n_line, n_low = 0, n_high = 0;
+	struct nt_fit fit;
+
+	r->has_ft = 1;
+	nt_split2(m->ft_first, cells, &r->first2);
+	nt_split2(m->ft_repeat, cells, &r->repeat2);
+	r->ft_step_low = r->ft_step_high = 0;
+	for (size_t i = 0; i < cells; i++) {
+		double d = m->ft_first[i] - m->ft_repeat[i];
+
+		if (isnan(d))
+			continue;
+		if (m->ft_first[i] <= r->first2.threshold)
+			r->ft_step_low += d, n_low++;
+		else
+			r->ft_step_high += d, n_high++;
+	}
+	r->ft_step_low = n_low ? r->ft_step_low / n_low : NAN;
+	r->ft_step_high = n_high ? r->ft_step_high / n_high : NAN;
+	r->ft_lines_agree = r->repeat_lines_agree = NAN;
+	if (m->line_lat) {
+		r->ft_lines_agree = agreement(m->ft_first, r->first2.threshold, m->line_lat,
+					      r->lines2.threshold, cells);
+		r->repeat_lines_agree = agreement(m->ft_repeat, r->repeat2.threshold, m->line_lat,
+						  r->lines2.threshold, cells);
+	}
+	if (nt_fit_matrix(m->ft_first, m->n_sm, m->n_line, 1, &fit, err))
+		return -1;
+	for (int s = 0; s < m->n_sm && fit.k > 0; s++)
+		if (!isnan(fit.u[0][s]))
+			r->ft_part_size[fit.u[0][s] > 0 ? 0 : 1]++;
+	nt_fit_free(&fit);
+	return 0;
+}
+
 int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err)
 {
 	size_t cells = (size_t)m->n_sm * m->n_line;
@@ -85,19 +140,8 @@ int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct 
 				r->part_size[r->fit.u[0][s] > 0 ? 0 : 1]++;
 		nt_split2(m->line_lat, cells, &r->lines2);
 	}
-	if (m->ft_first) {
-		double *step = malloc((cells ? cells : 1) * sizeof(*step));
-
-		if (!step)
-			return nt_err_set(err, "out of memory");
-		r->has_ft = 1;
-		nt_split2(m->ft_first, cells, &r->first2);
-		nt_split2(m->ft_repeat, cells, &r->repeat2);
-		for (size_t i = 0; i < cells; i++)
-			step[i] = m->ft_first[i] - m->ft_repeat[i];
-		r->ft_step_median = nt_median(step, (int)cells);
-		free(step);
-	}
+	if (m->ft_first && ft_report(m, r, err))
+		return -1;
 	return 0;
 }
 
@@ -151,10 +195,16 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 	if (r->has_ft) {
 		text_split(f, "first touch", &r->first2);
 		text_split(f, "right after", &r->repeat2);
-		fprintf(f, "  %-16s median first - repeat %.1f cycles", "", r->ft_step_median);
+		fprintf(f, "  %-16s %d and %d SMs on either side; right after, first-touch low %+.1f, "
+			"high %+.1f\n", "", r->ft_part_size[0], r->ft_part_size[1], -r->ft_step_low,
+			-r->ft_step_high);
+		if (!isnan(r->ft_lines_agree))
+			fprintf(f, "  %-16s same side as the line matrix: first touch %.0f%%, right after "
+				"%.0f%% of cells\n", "", 100 * r->ft_lines_agree, 100 * r->repeat_lines_agree);
 		if (st && !isnan(st->dram_median))
-			fprintf(f, "; never-touched line (DRAM) %.0f", st->dram_median);
-		fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_first : 0.0);
+			fprintf(f, "  %-16s never-touched line (DRAM) %.0f cycles", "", st->dram_median);
+		if (st)
+			fprintf(f, "%s  %.2f s\n", isnan(st->dram_median) ? "  first touch" : "", st->wall_first);
 	}
 	if (store_path && store_id >= 0)
 		fprintf(f, "  stored as calibration %lld in %s\n", (long long)store_id, store_path);
@@ -253,7 +303,15 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 		nt_json_begin_object(j);
 		json_split(j, "first", &r->first2);
 		json_split(j, "repeat", &r->repeat2);
-		json_num(j, "step_median", r->ft_step_median);
+		nt_json_key(j, "partition_sizes");
+		nt_json_begin_array(j);
+		nt_json_int(j, r->ft_part_size[0]);
+		nt_json_int(j, r->ft_part_size[1]);
+		nt_json_end_array(j);
+		json_num(j, "step_low", r->ft_step_low);
+		json_num(j, "step_high", r->ft_step_high);
+		json_num(j, "first_vs_lines_agreement", r->ft_lines_agree);
+		json_num(j, "repeat_vs_lines_agreement", r->repeat_lines_agree);
 		if (st)
 			json_num(j, "dram_median", st->dram_median);
 		nt_json_end_object(j);

@@ -37,7 +37,10 @@ struct nt_map_report {
 	double line_min, line_max;
 	int part_size[2];		/* SMs with u1 > 0 and u1 < 0 */
 	struct nt_split2 lines2, first2, repeat2;
-	double ft_step_median;		/* median of first - repeat over cells */
+	int ft_part_size[2];		/* SMs on either side of the first-touch rank-1 term */
+	double ft_step_low, ft_step_high;	/* mean first - repeat in each first-touch population */
+	double ft_lines_agree;		/* share of cells where "first touch high" == "line matrix high" */
+	double repeat_lines_agree;	/* the same for the accesses right after */
 };
 
 int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err);
