@@ -13,25 +13,61 @@
 
 static const char usage[] = "nucatrace map fit [SPEC] [--part lines|first|repeat] [--groups R] [--json]";
 
-/* "0-3, 8, 10-11": the indices i < n with pick(i), as ranges. */
-static void print_ranges(FILE *f, const double *v, int n, int sign)
+/* Print the items as "0-3, 8, 10-11", wrapped at 100 columns with
+ * continuation lines indented to `indent`; col is where the cursor is. */
+struct ranges {
+	FILE *f;
+	int col, indent, first;
+};
+
+static void range_item(struct ranges *r, int lo, int hi)
 {
-	int first = 1;
+	char item[32];
+	int len = hi > lo ? snprintf(item, sizeof(item), "%d-%d", lo, hi)
+			  : snprintf(item, sizeof(item), "%d", lo);
+
+	if (!r->first && r->col + 2 + len > 100) {
+		fprintf(r->f, ",\n%*s", r->indent, "");
+		r->col = r->indent;
+	} else if (!r->first) {
+		fputs(", ", r->f);
+		r->col += 2;
+	}
+	fputs(item, r->f);
+	r->col += len;
+	r->first = 0;
+}
+
+/* The runs of consecutive i < n with key[i] == want. */
+static void print_runs(FILE *f, int col, int indent, int n, int (*key)(const void *, int),
+		       const void *arg, int want)
+{
+	struct ranges r = { f, col, indent, 1 };
 
 	for (int i = 0; i < n; i++) {
 		int j = i;
 
-		if (isnan(v[i]) || (sign > 0 ? v[i] <= 0 : v[i] > 0))
+		if (key(arg, i) != want)
 			continue;
-		while (j + 1 < n && !isnan(v[j + 1]) && (sign > 0 ? v[j + 1] > 0 : v[j + 1] <= 0))
+		while (j + 1 < n && key(arg, j + 1) == want)
 			j++;
-		fprintf(f, first ? "%d" : ", %d", i);
-		if (j > i)
-			fprintf(f, "-%d", j);
-		first = 0;
+		range_item(&r, i, j);
 		i = j;
 	}
 	fputc('\n', f);
+}
+
+/* 1 above zero, 0 at or below, -1 not measured. */
+static int sign_key(const void *arg, int i)
+{
+	double v = ((const double *)arg)[i];
+
+	return isnan(v) ? -1 : v > 0;
+}
+
+static int group_key(const void *arg, int i)
+{
+	return ((const struct nt_groups *)arg)->group[i];
 }
 
 static int count_sign(const double *v, int n, int sign)
@@ -43,33 +79,14 @@ static int count_sign(const double *v, int n, int sign)
 	return c;
 }
 
-static void print_group_members(const struct nt_groups *g, int k)
-{
-	int first = 1;
-
-	for (int i = 0; i < g->n; i++) {
-		int j = i;
-
-		if (g->group[i] != k)
-			continue;
-		while (j + 1 < g->n && g->group[j + 1] == k)
-			j++;
-		printf(first ? "%d" : ", %d", i);
-		if (j > i)
-			printf("-%d", j);
-		first = 0;
-		i = j;
-	}
-	putchar('\n');
-}
-
 static void fit_text(const struct nt_map *m, const char *part, const struct nt_fit *fit,
 		     const struct nt_groups *g)
 {
 	static const char *rows[] = { "additive", "+ 1 interaction term", "+ 2 interaction terms",
 				      "+ 3 interaction terms" };
 
-	printf("%s  %s: %s matrix, %d SMs x %d lines\n\n", m->gpu.name, m->gpu.uuid, part,
+	printf("%s  %s: %s matrix, %d SMs x %d lines\n\n", m->gpu.name, m->gpu.uuid,
+	       !strcmp(part, "lines") ? "line" : !strcmp(part, "first") ? "first-touch" : "right-after",
 	       fit->rows_used, m->n_line);
 	printf("  %-24s %6s  %s\n", "model", "R^2", "singular value");
 	for (int t = 0; t <= NT_FIT_KMAX; t++) {
@@ -80,10 +97,12 @@ static void fit_text(const struct nt_map *m, const char *part, const struct nt_f
 	}
 	printf("\n  mu %.2f cycles\n", fit->mu);
 	for (int t = 0; t < fit->k; t++) {
-		printf("  interaction %d: %d SMs on the + side: ", t + 1, count_sign(fit->u[t], m->n_sm, 1));
-		print_ranges(stdout, fit->u[t], m->n_sm, 1);
-		printf("  %*s%d SMs on the - side: ", 15, "", count_sign(fit->u[t], m->n_sm, -1));
-		print_ranges(stdout, fit->u[t], m->n_sm, -1);
+		int col = printf("  interaction %d: %d SMs on the + side: ", t + 1,
+				 count_sign(fit->u[t], m->n_sm, 1));
+
+		print_runs(stdout, col, 17, m->n_sm, sign_key, fit->u[t], 1);
+		col = printf("  %*s%d SMs on the - side: ", 15, "", count_sign(fit->u[t], m->n_sm, -1));
+		print_runs(stdout, col, 17, m->n_sm, sign_key, fit->u[t], 0);
 		printf("  %*s%d of %d lines on the + side\n", 15, "", count_sign(fit->v[t], m->n_line, 1),
 		       m->n_line);
 	}
@@ -94,8 +113,9 @@ static void fit_text(const struct nt_map *m, const char *part, const struct nt_f
 
 		for (int i = 0; i < g->n; i++)
 			size += g->group[i] == k;
-		printf("    group %d: %3d SMs, within r %.3f: ", k, size, g->within_r[k]);
-		print_group_members(g, k);
+		int col = printf("    group %d: %3d SMs, within r %.3f: ", k, size, g->within_r[k]);
+
+		print_runs(stdout, col, 6, g->n, group_key, g, k);
 	}
 	printf("\n  SM term a(sm), cycles:\n");
 	nt_heatmap_term(stdout, fit->a, m->n_sm, 16, 0, "cycles");

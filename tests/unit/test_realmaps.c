@@ -1,0 +1,202 @@
+/* The model, structure tests and store on maps measured on real H200s
+ * (tests/data/maps, README there).  These assert what the data showed
+ * and docs/calibration.md reports, so a change that breaks a reading of
+ * real data fails here. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mapio.h"
+#include "model.h"
+#include "store.h"
+#include "structure.h"
+#include "summary.h"
+#include "maptest.h"
+
+static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462" };
+#define N_GPUS (sizeof(gpus) / sizeof(gpus[0]))
+
+static struct nt_map *load(const char *gpu, char run)
+{
+	const char *dir = getenv("NT_TEST_DATA");
+	struct nt_map *m = NULL;
+	struct nt_err err;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/maps/h200-%s-%c.json", dir ? dir : "tests/data", gpu, run);
+	if (nt_map_read_json(path, &m, &err))
+		fail_msg("%s", err.msg);
+	return m;
+}
+
+static void test_chain_complete_and_quiet(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < N_GPUS; g++) {
+		struct nt_map *m = load(gpus[g], 'a');
+		struct nt_map_summary s;
+		struct nt_tpc tpc;
+
+		nt_map_summarize(m, &s);
+		assert_int_equal(s.measured, 132);
+		assert_true(s.noise_median <= 0.1);	/* the calibrate goal */
+		assert_true(s.min > 265 && s.max < 300);
+		assert_true(s.spread_pct > 7 && s.spread_pct < 10);
+		/* The two SMs of a TPC see the same latency on the H200. */
+		nt_tpc_pairs(m->chain, m->n_sm, nt_tpc_default_tol(m->noise, m->n_sm), &tpc);
+		assert_int_equal(tpc.pairs, 66);
+		assert_int_equal(tpc.equal, 66);
+		nt_map_free(m);
+	}
+}
+
+static void test_line_matrix_needs_interaction(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < N_GPUS; g++) {
+		struct nt_map *m = load(gpus[g], 'a');
+		struct nt_fit fit;
+		struct nt_err err;
+
+		assert_int_equal(nt_fit_matrix(m->line_lat, m->n_sm, m->n_line, 3, &fit, &err), 0);
+		assert_int_equal(fit.rows_used, 132);
+		/* Additive explains little; one SM x line term most of it. */
+		assert_true(fit.r2[0] < 0.2);
+		assert_true(fit.r2[1] > 0.85);
+		assert_true(fit.r2[2] > 0.94);
+		assert_true(fit.r2[3] >= fit.r2[2] && fit.r2[2] >= fit.r2[1]);
+		nt_fit_free(&fit);
+		nt_map_free(m);
+	}
+}
+
+/* First touch shows the near/far partition step: half the cells about
+ * 175 cycles slower, a pure rank-1 SM x line pattern, and it is not the
+ * split the repeated walks of the line matrix show. */
+static void test_first_touch_partition_step(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < N_GPUS; g++) {
+		struct nt_map *m = load(gpus[g], 'a');
+		struct nt_map_report r;
+		struct nt_fit fit;
+		struct nt_err err;
+
+		assert_int_equal(nt_map_report_build(m, &r, &err), 0);
+		assert_true(r.first2.high - r.first2.low > 150);
+		assert_true(r.first2.low_frac > 0.4 && r.first2.low_frac < 0.6);
+		assert_true(r.ft_step_high > 150);	/* far lines get much faster after the first touch */
+		assert_true(fabs(r.ft_step_low) < 20);	/* near lines barely change */
+		assert_true(r.ft_lines_agree > 0.35 && r.ft_lines_agree < 0.65);
+		assert_true(r.repeat_lines_agree > 0.95);
+		assert_int_equal(nt_fit_matrix(m->ft_first, m->n_sm, m->n_line, 1, &fit, &err), 0);
+		assert_true(fit.r2[0] < 0.1 && fit.r2[1] > 0.9);
+		nt_fit_free(&fit);
+		nt_map_report_free(&r);
+		nt_map_free(m);
+	}
+}
+
+static double max_rel_delta(const struct nt_map *a, const struct nt_map *b, int *beyond)
+{
+	double *d = malloc(a->n_sm * sizeof(*d)), off, mx = 0;
+
+	for (int s = 0; s < a->n_sm; s++)
+		d[s] = b->chain[s] - a->chain[s];
+	off = nt_median(d, a->n_sm);
+	*beyond = 0;
+	for (int s = 0; s < a->n_sm; s++) {
+		double x = fabs(d[s] - off);
+
+		mx = x > mx ? x : mx;
+		*beyond += x > 1.0;
+	}
+	free(d);
+	return mx;
+}
+
+/* Repeated maps of one GPU agree to a fraction of a cycle; different
+ * GPUs differ by cycles on many SMs. */
+static void test_same_gpu_repeats_different_gpus_differ(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < N_GPUS; g++) {
+		struct nt_map *a = load(gpus[g], 'a'), *b = load(gpus[g], 'b');
+		int beyond;
+
+		int within = 0;
+		double off;
+
+		/* Every SM within 3x its measured run-to-run noise (at least
+		 * 0.05 cycle), the rule `map diff` applies; under a cycle. */
+		assert_true(max_rel_delta(a, b, &beyond) < 1.0);
+		assert_int_equal(beyond, 0);
+		{
+			double d[132];
+
+			for (int s = 0; s < 132; s++)
+				d[s] = b->chain[s] - a->chain[s];
+			off = nt_median(d, 132);
+			for (int s = 0; s < 132; s++) {
+				double fl = fmax(fmax(a->noise[s], b->noise[s]), 0.05);
+
+				within += fabs(d[s] - off) <= 3 * fl;
+			}
+		}
+		assert_int_equal(within, 132);
+		for (size_t h = g + 1; h < N_GPUS; h++) {
+			struct nt_map *c = load(gpus[h], 'a');
+
+			assert_true(max_rel_delta(a, c, &beyond) > 2.0);
+			assert_true(beyond >= 8);
+			nt_map_free(c);
+		}
+		nt_map_free(a);
+		nt_map_free(b);
+	}
+}
+
+static void test_store_round_trip(void **state)
+{
+	char path[] = "/tmp/nt-realmaps-XXXXXX";
+	struct nt_map *m = load(gpus[0], 'a'), *back = NULL;
+	struct nt_store *s;
+	struct nt_err err;
+	int64_t id;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(nt_store_open(path, 1, &s, &err), 0);
+	assert_int_equal(nt_store_add(s, m, &id, &err), 0);
+	assert_int_equal(nt_store_latest(s, m->gpu.uuid, &back, &err), 0);
+	assert_string_equal(back->gpu.uuid, m->gpu.uuid);
+	assert_same_vec(m->chain, back->chain, m->n_sm, "chain");
+	assert_same_vec(m->line_lat, back->line_lat, (size_t)m->n_sm * m->n_line, "lines");
+	assert_same_vec(m->ft_first, back->ft_first, (size_t)m->n_sm * m->n_line, "first");
+	nt_store_close(s);
+	unlink(path);
+	nt_map_free(back);
+	nt_map_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chain_complete_and_quiet),
+		cmocka_unit_test(test_line_matrix_needs_interaction),
+		cmocka_unit_test(test_first_touch_partition_step),
+		cmocka_unit_test(test_same_gpu_repeats_different_gpus_differ),
+		cmocka_unit_test(test_store_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
