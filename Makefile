@@ -61,6 +61,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+# Fault injection: a libcuda whose every call fails (tests/fault).
+FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so
+$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
+$(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $<
+
 test: test-unit test-cli
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data $$t; done
@@ -87,7 +96,7 @@ demo: all
 		$(BUILD)/nucatrace calibrate && $(BUILD)/nucatrace map show; \
 	else \
 		echo "No usable GPU here: showing the bundled map measured on a real H200 instead."; \
-		$(BUILD)/nucatrace map show --file tests/data/maps/$(DEMO_MAP); \
+		$(BUILD)/nucatrace map show tests/data/maps/h200-af5e0b1a-a.json; \
 	fi
 
 deps:
@@ -101,11 +110,3 @@ clean:
 
 -include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(BUILD)/nucatrace.d
 
-# Fault injection: a libcuda whose every call fails (tests/fault).
-FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so
-$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
-$(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $<
