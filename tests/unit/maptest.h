@@ -172,4 +172,26 @@ TEST_HELPER char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* cmocka fixtures: a scratch folder per test, and paths inside it. */
+TEST_HELPER int setup(void **state)
+{
+	*state = scratch_dir();
+	return 0;
+}
+
+TEST_HELPER int teardown(void **state)
+{
+	scratch_remove(*state);
+	return 0;
+}
+
+TEST_HELPER char *path_in(void **state, const char *name)
+{
+	char *p = malloc(4096);
+
+	assert_non_null(p);
+	snprintf(p, 4096, "%s/%s", (char *)*state, name);
+	return p;
+}
+
 #endif

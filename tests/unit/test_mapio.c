@@ -19,27 +19,6 @@ static int write_csv(FILE *f, const struct nt_map *m, int opt)
 	return nt_map_write_csv(f, m);
 }
 
-static int setup(void **state)
-{
-	*state = scratch_dir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	scratch_remove(*state);
-	return 0;
-}
-
-static char *path_in(void **state, const char *name)
-{
-	char *p = malloc(4096);
-
-	assert_non_null(p);
-	snprintf(p, 4096, "%s/%s", (char *)*state, name);
-	return p;
-}
-
 static void save(const char *path, write_fn w, const struct nt_map *m, int opt)
 {
 	FILE *f = fopen(path, "w");

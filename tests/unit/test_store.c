@@ -12,27 +12,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static int setup(void **state)
-{
-	*state = scratch_dir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	scratch_remove(*state);
-	return 0;
-}
-
-static char *path_in(void **state, const char *name)
-{
-	char *p = malloc(4096);
-
-	assert_non_null(p);
-	snprintf(p, 4096, "%s/%s", (char *)*state, name);
-	return p;
-}
-
 static struct nt_store *open_ok(const char *path, int create)
 {
 	struct nt_store *s = NULL;
