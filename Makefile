@@ -18,7 +18,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter $(WERROR_FLAG) $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
-LDLIBS   += -lsqlite3 -lm -ldl -lpthread
+LDLIBS   += -lsqlite3 -lelf -lm -ldl -lpthread
 
 # Device code: native SASS for Turing..Hopper, PTX for anything newer.
 # (CUDA 13's nvcc cannot target compute capability 7.0/7.2.)
@@ -27,7 +27,7 @@ GENCODE  ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm
 NVCCFLAGS ?= -O3 -lineinfo
 
 CORE_SRC   := $(wildcard core/*.c)
-CMD_SRC    := $(wildcard calibrate/*.c reports/*.c)
+CMD_SRC    := $(wildcard calibrate/*.c reports/*.c interposer/cmd_*.c)
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(BUILD)/%.o)
 KERNEL_OBJ := $(BUILD)/kernels/probe_blob.o
@@ -38,13 +38,14 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3
 
 .PHONY: deps all test test-unit test-cli test-gpu bench asan install demo clean
-all: $(BUILD)/nucatrace
+all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libntcore.a: $(CORE_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h
@@ -54,12 +55,47 @@ $(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h
 $(BUILD)/kernels/probe_blob.o: kernels/blob.S $(BUILD)/kernels/probe.fatbin
 	$(CC) -c -DBLOB_SYMBOL=nt_probe_fatbin -DBLOB_FILE='"$(BUILD)/kernels/probe.fatbin"' -o $@ $<
 
-$(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(CMD_OBJ) $(KERNEL_OBJ) $(BUILD)/libntcore.a
+# The interposer: position-independent copies of the core and the
+# interposer sources, everything hidden but InitializeInjection.
+SO_SRC     := $(filter-out interposer/cmd_%.c,$(wildcard interposer/*.c))
+PIC_CORE   := $(CORE_SRC:%.c=$(BUILD)/pic/%.o)
+PIC_SO     := $(SO_SRC:%.c=$(BUILD)/pic/%.o)
+PICFLAGS   := -fPIC -fvisibility=hidden
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iinterposer $(CFLAGS) $(PICFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/libntcore_pic.a: $(PIC_CORE)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Block callbacks patched into every instrumented kernel (Compute Sanitizer).
+$(BUILD)/kernels/patch.fatbin: kernels/patch.cu kernels/blockrec.h
+	@mkdir -p $(dir $@)
+	$(NVCC) --compile-as-tools-patch -fatbin -Ikernels -o $@ $< \
+		-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+		-gencode arch=compute_90,code=sm_90
+
+$(BUILD)/kernels/patch_blob.o: kernels/blob.S $(BUILD)/kernels/patch.fatbin
+	$(CC) -c -fPIC -DBLOB_SYMBOL=nt_patch_fatbin -DBLOB_FILE='"$(BUILD)/kernels/patch.fatbin"' -o $@ $<
+
+$(BUILD)/libnucatrace.so: $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a interposer/libnucatrace.map
+	$(CC) $(LDFLAGS) -shared -Wl,--version-script=interposer/libnucatrace.map -Wl,-z,defs \
+		-o $@ $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a $(LDLIBS)
+
+$(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(BUILD)/usage.o $(CMD_OBJ) $(KERNEL_OBJ) $(BUILD)/libntcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# Cubins of known kernels for the cubin parser's tests (test_cubin.c).
+TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin
+$(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -arch=sm_$* -o $@ $<
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so
@@ -71,12 +107,26 @@ $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
 	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $<
 
 test: test-unit test-cli
-test-unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data $$t; done
+test-unit: $(UNIT_BIN) $(TEST_CUBINS)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
 test-cli: $(BUILD)/nucatrace $(FAKECUDA)
 	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
 
-test-gpu: all
+# Programs the GPU tests trace (tests/gpu/progs): nvcc's default static cudart.
+# Also: the same program with shared cudart, and one on the driver API alone.
+GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,$(wildcard tests/gpu/progs/*.cu)) \
+             $(BUILD)/tests/gpu/blocks_shared $(BUILD)/tests/gpu/drvapi
+$(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
+$(BUILD)/tests/gpu/blocks_shared: tests/gpu/progs/blocks.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=sm_90 -o $@ $<
+$(BUILD)/tests/gpu/drvapi: tests/gpu/progs/drvapi.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+
+test-gpu: all $(GPU_PROGS)
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
 
 bench: all
@@ -108,5 +158,5 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(BUILD)/nucatrace.d
+-include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(BUILD)/nucatrace.d $(BUILD)/usage.d $(UNIT_BIN:=.d) $(PIC_CORE:.o=.d) $(PIC_SO:.o=.d)
 

@@ -46,16 +46,12 @@ out:
 	return ret;
 }
 
-int nt_jsonread_open(struct nt_jsonread *r, const char *path, struct nt_err *err)
+/* r->doc is loaded: make the database and check the document. */
+static int parse(struct nt_jsonread *r, const char *path, struct nt_err *err)
 {
 	sqlite3_stmt *st;
 	int valid;
 
-	memset(r, 0, sizeof(*r));
-	r->path = path;
-	r->err = err;
-	if (read_whole(path, &r->doc, &r->len, err))
-		return -1;
 	if (sqlite3_open(":memory:", &r->db) != SQLITE_OK) {
 		nt_err_set(err, "'%s': cannot open SQLite to parse it", path);
 		goto fail;
@@ -70,6 +66,32 @@ int nt_jsonread_open(struct nt_jsonread *r, const char *path, struct nt_err *err
 fail:
 	nt_jsonread_close(r);
 	return -1;
+}
+
+int nt_jsonread_open(struct nt_jsonread *r, const char *path, struct nt_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->err = err;
+	if (read_whole(path, &r->doc, &r->len, err))
+		return -1;
+	return parse(r, path, err);
+}
+
+int nt_jsonread_open_text(struct nt_jsonread *r, const char *text, const char *name, struct nt_err *err)
+{
+	size_t len = strlen(text);
+
+	memset(r, 0, sizeof(*r));
+	r->path = name;
+	r->err = err;
+	if (len > JSON_MAX_BYTES)
+		return nt_err_set(err, "'%s': too large to read", name);
+	if (!(r->doc = malloc(len + 1)))
+		return nt_err_set(err, "'%s': out of memory", name);
+	memcpy(r->doc, text, len + 1);
+	r->len = (int)len;
+	return parse(r, name, err);
 }
 
 void nt_jsonread_close(struct nt_jsonread *r)

@@ -38,6 +38,9 @@ struct nt_jsonread {
 
 /* Read path (at most 1 GiB) and check that it is valid JSON. */
 int nt_jsonread_open(struct nt_jsonread *r, const char *path, struct nt_err *err);
+/* The same over a string already in memory (copied); name stands for
+ * the file in messages. */
+int nt_jsonread_open_text(struct nt_jsonread *r, const char *text, const char *name, struct nt_err *err);
 void nt_jsonread_close(struct nt_jsonread *r);
 
 /* sql prepared with the document bound to ?1 and jpath to ?2; NULL

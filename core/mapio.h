@@ -6,7 +6,8 @@
  * map, and doubles are written with the fewest digits that read back
  * exactly, so map -> file -> map gives the same map (NAN cells included;
  * the JSON form cannot spell infinities and writes them, like NAN, as
- * null).  Readers validate everything and fail with a message naming the
+ * null).  Readers validate everything, the limits of map.h included
+ * (SMs, lines, latencies, created_at), and fail with a message naming the
  * file and the offending key (JSON) or line (CSV); they never print.
  *
  * JSON (mapio_json.c), one object:
@@ -52,5 +53,10 @@ int nt_map_write_csv(FILE *f, const struct nt_map *m);
 /* Read the map in path: a new map for the caller to nt_map_free(). */
 int nt_map_read_json(const char *path, struct nt_map **out, struct nt_err *err);
 int nt_map_read_csv(const char *path, struct nt_map **out, struct nt_err *err);
+
+/* nt_map_read_json() of a JSON text in memory (a trace keeps its maps
+ * so); messages name it as name_for_errors. */
+int nt_map_read_json_text(const char *text, const char *name_for_errors, struct nt_map **out,
+			  struct nt_err *err);
 
 #endif

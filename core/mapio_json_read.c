@@ -9,6 +9,17 @@
 #include <string.h>
 #include <time.h>
 
+/* A latency cell at key: a number or null, within the limits of map.h. */
+static int read_latency(struct nt_jsonread *r, sqlite3_stmt *st, int col, const char *key, double *v)
+{
+	if (nt_jsonread_number(r, st, col, key, v))
+		return -1;
+	if (!nt_map_latency_ok(*v))
+		return nt_err_set(r->err, "'%s': \"%s\" is %g: not a latency of 0..%.0f cycles", r->path,
+				  key, *v, NT_MAP_MAX_CYCLES);
+	return 0;
+}
+
 static int read_vector(struct nt_jsonread *r, const char *name, double *dst)
 {
 	char jpath[64], key[96];
@@ -22,7 +33,7 @@ static int read_vector(struct nt_jsonread *r, const char *name, double *dst)
 		int i = sqlite3_column_int(st, 0);
 
 		snprintf(key, sizeof(key), "%s[%d]", name, i);
-		if (nt_jsonread_number(r, st, 1, key, &dst[i]))
+		if (read_latency(r, st, 1, key, &dst[i]))
 			goto out;
 	}
 	ret = nt_jsonread_done(r, rc);
@@ -86,7 +97,7 @@ static int read_matrix(struct nt_jsonread *r, const struct nt_map *m, const char
 		int i = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1);
 
 		snprintf(key, sizeof(key), "%s[%d][%d]", name, i, l);
-		if (nt_jsonread_number(r, st, 2, key, nt_map_at(dst, m, i, l)))
+		if (read_latency(r, st, 2, key, nt_map_at(dst, m, i, l)))
 			goto out;
 	}
 	ret = nt_jsonread_done(r, rc);
@@ -272,6 +283,9 @@ static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, unsigned *p
 		return -1;
 	if (!has || *n_sm <= 0)
 		return nt_err_set(r->err, "'%s': \"chain\" is missing or empty", r->path);
+	if (*n_sm > NT_MAP_MAX_SM)
+		return nt_err_set(r->err, "'%s': \"chain\" has %d entries; nucatrace reads maps of at "
+				  "most %d SMs", r->path, *n_sm, NT_MAP_MAX_SM);
 	if ((has = nt_jsonread_member(r, "$.noise", "array", &len)) < 0)
 		return -1;
 	if (has && len != *n_sm)
@@ -285,6 +299,9 @@ static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, unsigned *p
 			return -1;
 		if (!has || *n_line <= 0)
 			return nt_err_set(r->err, "'%s': \"lines.offset\" is missing or empty", r->path);
+		if (*n_line > NT_MAP_MAX_LINES)
+			return nt_err_set(r->err, "'%s': \"lines.offset\" has %d entries; nucatrace reads "
+					  "maps of at most %d lines", r->path, *n_line, NT_MAP_MAX_LINES);
 		if ((has = nt_jsonread_member(r, "$.lines.latency", "array", &len)) < 0)
 			return -1;
 		*parts |= has ? NT_MAP_LINES : 0;
@@ -312,6 +329,11 @@ static int read_map(struct nt_jsonread *r, struct nt_map **out)
 	    read_fields(r, m, NT_FG_PARAMS, "$.params", "params.") ||
 	    read_fields(r, m, NT_FG_RUN, "$", ""))
 		goto out;
+	if (!nt_map_time_ok(m->created_at)) {
+		nt_err_set(r->err, "'%s': \"created_at_unix\" %lld is not a time in the years 1970..9999",
+			   r->path, (long long)m->created_at);
+		goto out;
+	}
 	if (m->gpu.sm_count != n_sm) {
 		nt_err_set(r->err, "'%s': \"gpu.sm_count\" is %d but \"chain\" has %d entries",
 			   r->path, m->gpu.sm_count, n_sm);
@@ -338,6 +360,19 @@ int nt_map_read_json(const char *path, struct nt_map **out, struct nt_err *err)
 
 	*out = NULL;
 	if (nt_jsonread_open(&r, path, err))
+		return -1;
+	ret = read_map(&r, out);
+	nt_jsonread_close(&r);
+	return ret;
+}
+
+int nt_map_read_json_text(const char *text, const char *name, struct nt_map **out, struct nt_err *err)
+{
+	struct nt_jsonread r;
+	int ret;
+
+	*out = NULL;
+	if (nt_jsonread_open_text(&r, text, name, err))
 		return -1;
 	ret = read_map(&r, out);
 	nt_jsonread_close(&r);

@@ -44,6 +44,35 @@ static void round_trip(void **state, write_fn w, read_fn r, int opt, int n_sm, i
 	free(path);
 }
 
+/* The same reader over a string in memory (how a trace keeps its maps). */
+static void test_json_text(void **state)
+{
+	struct nt_map *m = sample_map(6, 5, ALL_PARTS, 3), *back = NULL;
+	struct nt_err err = { "" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(nt_map_write_json(f, m, 0), 0);
+	assert_int_equal(fclose(f), 0);
+	if (nt_map_read_json_text(text, "mem", &back, &err))
+		fail_msg("%s", err.msg);
+	assert_maps_equal(m, back);
+	nt_map_free(back);
+	text[len / 2] = '\0';
+	assert_int_equal(nt_map_read_json_text(text, "trace.sqlite: map of X", &back, &err), -1);
+	assert_null(back);
+	assert_non_null(strstr(err.msg, "'trace.sqlite: map of X'"));
+	assert_non_null(strstr(err.msg, "not valid JSON"));
+	assert_int_equal(nt_map_read_json_text("{\"format\": \"nucatrace-map\", \"version\": 1}", "m2",
+						 &back, &err), -1);
+	assert_non_null(strstr(err.msg, "'m2'"));
+	free(text);
+	nt_map_free(m);
+}
+
 static void test_json_round_trip(void **state)
 {
 	round_trip(state, nt_map_write_json, nt_map_read_json, 1, 6, 5, ALL_PARTS);
@@ -66,10 +95,11 @@ static void test_csv_round_trip(void **state)
 /* Values at the edges of double precision survive both formats. */
 static void test_awkward_doubles(void **state)
 {
+	/* within the latencies readers accept (map.h: 0..1e6 cycles) */
 	static const double v[] = {
-		5e-324, 2.2250738585072009e-308, 1.7976931348623157e308, 0.1 + 0.2, 1.0 / 3,
-		9007199254740993.0, 123456789012345678.0, 1e23, 8.589973e9, 0.0, -612.125,
-		4.9406564584124654e-300, 2.4703282292062328e-324 * 3, 1e-5, 6.02214076e23,
+		5e-324, 2.2250738585072009e-308, 999999.99999999988, 0.1 + 0.2, 1.0 / 3,
+		9007199254.740993e-4, 123456.789012345678, 1e6, 8.589973e3, 0.0, 612.125,
+		4.9406564584124654e-300, 2.4703282292062328e-324 * 3, 1e-5, 6.02214076e-23,
 	};
 	const int n = sizeof(v) / sizeof(v[0]);
 	char *path = path_in(state, "awkward");
@@ -89,18 +119,18 @@ static void test_awkward_doubles(void **state)
 	}
 	nt_map_free(m);
 
-	/* and doubles from random bit patterns */
-	m = sample_map(4000, 0, 0, 2);
+	/* and doubles of random mantissas, from 2^-1000 to 2^19 */
+	m = sample_map(NT_MAP_MAX_SM, 0, 0, 2);
 	m->gpu.sm_count = m->n_sm;
 	srand(1);
 	for (int i = 0; i < m->n_sm; i++) {
-		uint64_t bits = 0;
+		uint64_t bits = 0x3ffULL << 52;
+		double x;
 
 		for (int k = 0; k < 4; k++)
-			bits = bits << 16 | (uint64_t)(rand() & 0xffff);
-		memcpy(&m->chain[i], &bits, sizeof(bits));
-		if (!isfinite(m->chain[i]))
-			m->chain[i] = NAN;
+			bits ^= (uint64_t)(rand() & 0xffff) << (16 * k) & ((1ULL << 52) - 1);
+		memcpy(&x, &bits, sizeof(bits));
+		m->chain[i] = ldexp(x, rand() % 1019 - 1000);
 	}
 	for (int fmt = 0; fmt < 2; fmt++) {
 		save(path, fmt ? write_csv : nt_map_write_json, m, 0);
@@ -280,6 +310,60 @@ static void test_csv_malformed(void **state)
 	free(base);
 }
 
+/* Latencies, sizes and times beyond map.h's limits: a damaged or hostile
+ * file must not reach the printers or force a huge allocation. */
+static void test_json_out_of_range(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "\"chain\":[600", "\"chain\":[1e200", "\"chain[0]\" is 1e+200: not a latency of 0..1000000" },
+		{ "\"chain\":[600", "\"chain\":[-1", "\"chain[0]\" is -1: not a latency" },
+		{ "\"noise\":[1e-300", "\"noise\":[2e6", "\"noise[0]\" is 2e+06" },
+		{ "550.6666666666666", "1e300", "\"lines.latency[1][0]\" is 1e+300" },
+		{ "1200.3", "-5", "\"first_touch.first[1][1]\" is -5" },
+		{ "\"created_at_unix\":", "\"created_at_unix\":100000000000000000,\"x\":",
+		  "\"created_at_unix\" 100000000000000000 is not a time in the years 1970..9999" },
+		{ "\"created_at_unix\":", "\"created_at_unix\":-1,\"x\":", "is not a time" },
+	};
+	char *base = valid_text(state, nt_map_write_json), *many = malloc(4 * 5000 + 32);
+	struct bad_case big;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_refused(state, nt_map_read_json, base, &cases[i]);
+	assert_non_null(many);
+	strcpy(many, "\"chain\":[");
+	for (int i = 0; i < NT_MAP_MAX_SM - 1; i++)
+		strcat(many, "1,");
+	big = (struct bad_case){ "\"chain\":[", many, "\"chain\" has 1025 entries; nucatrace reads "
+				 "maps of at most 1024 SMs" };
+	expect_refused(state, nt_map_read_json, base, &big);
+	strcpy(many, "\"offset\":[");
+	for (int i = 0; i < NT_MAP_MAX_LINES - 1; i++)
+		strcat(many, "0,");
+	big = (struct bad_case){ "\"offset\":[", many, "\"lines.offset\" has 4097 entries" };
+	expect_refused(state, nt_map_read_json, base, &big);
+	free(many);
+	free(base);
+}
+
+static void test_csv_out_of_range(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "chain,0,,600", "chain,0,,1e200", "line 28: chain '1e200' is not a latency of 0..1000000" },
+		{ "chain,0,,600", "chain,0,,inf", "line 28: chain 'inf' is not a latency" },
+		{ "noise,0,,", "noise,0,,-3\nnoise,0,,", "noise '-3' is not a latency" },
+		{ "line,0,0,550", "line,0,0,1000001", "line '1000001' is not a latency" },
+		{ "# n_sm=2", "# n_sm=5000000", "n_sm=5000000: nucatrace reads maps of at most 1024 SMs" },
+		{ "# n_line=2", "# n_line=100000", "n_line=100000: nucatrace reads maps of at most 4096 lines" },
+		{ "# created_at=1764461400", "# created_at=100000000000000000",
+		  "created_at is not a time in the years 1970..9999: '100000000000000000'" },
+	};
+	char *base = valid_text(state, write_csv);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_refused(state, nt_map_read_csv, base, &cases[i]);
+	free(base);
+}
+
 /* Keys from a newer writer are skipped, in any order. */
 static void test_json_unknown_keys(void **state)
 {
@@ -348,9 +432,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_csv_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_out_of_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csv_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_unknown_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test(test_invalid_map_not_written),
+		cmocka_unit_test(test_json_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

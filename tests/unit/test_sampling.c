@@ -1,0 +1,194 @@
+/* sampling.h: each term, their combinations, canonical forms, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sampling.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct nt_sampling *parse_ok(const char *policy)
+{
+	struct nt_sampling *s = NULL;
+	struct nt_err err = { "" };
+
+	if (nt_sampling_parse(policy, &s, &err))
+		fail_msg("'%s': %s", policy, err.msg);
+	return s;
+}
+
+/* Launch n kernels "a".."?" in turn, rounds times; the decisions of
+ * kernel 0 as a string of 0/1, and the total traced. */
+static int run(struct nt_sampling *s, int kernels, int rounds, char *trace0, const char *const *demangled)
+{
+	int total = 0;
+
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < kernels; k++) {
+			char name[16];
+			int d;
+
+			snprintf(name, sizeof(name), "_Z1%cv", 'a' + k);
+			d = nt_sampling_decide(s, name, demangled ? demangled[k] : NULL);
+			assert_true(d == 0 || d == 1);
+			total += d;
+			if (k == 0 && trace0)
+				trace0[r] = (char)('0' + d);
+		}
+	}
+	if (trace0)
+		trace0[rounds] = '\0';
+	return total;
+}
+
+static void check(const char *policy, const char *canon, int kernels, int rounds, const char *want0,
+		  int want_total)
+{
+	struct nt_sampling *s = parse_ok(policy);
+	char got[256];
+
+	assert_string_equal(nt_sampling_string(s), canon);
+	assert_int_equal(run(s, kernels, rounds, got, NULL), want_total);
+	assert_string_equal(got, want0);
+	nt_sampling_free(s);
+}
+
+static void test_all_none(void **state)
+{
+	(void)state;
+	check("all", "all", 3, 6, "111111", 18);
+	check("none", "none", 3, 6, "000000", 0);
+}
+
+static void test_first(void **state)
+{
+	(void)state;
+	check("first=2", "first=2", 3, 6, "110000", 6);
+	check("first=10", "first=10", 2, 4, "1111", 8);
+}
+
+static void test_every(void **state)
+{
+	(void)state;
+	check("every=3", "every=3", 2, 10, "1001001001", 8);
+	check("every=1", "every=1", 2, 3, "111", 6);
+}
+
+static void test_first_and_every(void **state)
+{
+	(void)state;
+	/* the default: union of both */
+	check(NULL, "first=8,every=1000", 1, 10, "1111111100", 8);
+	check("every=4,first=2", "first=2,every=4", 1, 10, "1100100010", 4);
+	check(" first=2 , every=4 ", "first=2,every=4", 1, 10, "1100100010", 4);
+}
+
+static void test_max(void **state)
+{
+	(void)state;
+	check("max=4", "all,max=4", 3, 4, "1100", 4);	/* alone: all launches, up to 4 */
+	check("first=3,max=5", "first=3,max=5", 2, 5, "11100", 5);
+	check("all,max=1", "all,max=1", 2, 3, "100", 1);
+}
+
+static void test_match(void **state)
+{
+	static const char *const dem[3] = { "gemm_kernel(float*)", "reduce<int>(int*)", NULL };
+	struct nt_sampling *s;
+	char got[32];
+
+	(void)state;
+	/* alone: every launch of the matching kernels */
+	s = parse_ok("match=_Z1[ab]v");
+	assert_string_equal(nt_sampling_string(s), "all,match=_Z1[ab]v");
+	assert_int_equal(run(s, 3, 4, got, NULL), 8);
+	nt_sampling_free(s);
+	/* demangled names match too; several patterns: any */
+	s = parse_ok("match=gemm*,match=reduce<*>*,first=1");
+	assert_string_equal(nt_sampling_string(s), "first=1,match=gemm*,match=reduce<*>*");
+	assert_int_equal(run(s, 3, 4, got, dem), 2);
+	assert_string_equal(got, "1000");
+	nt_sampling_free(s);
+	s = parse_ok("match=*_Z1cv*,every=2,max=2");
+	assert_int_equal(run(s, 3, 6, got, dem), 2);	/* c at 0 and 2, then max */
+	assert_string_equal(got, "000000");
+	assert_int_equal(nt_sampling_decide(s, "_Z1cv", NULL), 0);
+	nt_sampling_free(s);
+	s = parse_ok("match=nothing*");
+	assert_int_equal(run(s, 3, 4, got, dem), 0);
+	nt_sampling_free(s);
+}
+
+/* Counting is per kernel: a kernel first seen late still gets its first N. */
+static void test_per_kernel_counts(void **state)
+{
+	struct nt_sampling *s = parse_ok("first=2");
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z4busyv", NULL), i < 2);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", "late()"), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL), 0);
+	for (int i = 0; i < 1000; i++) {	/* many distinct kernels */
+		char name[32];
+
+		snprintf(name, sizeof(name), "_Z1k%dv", i);
+		assert_int_equal(nt_sampling_decide(s, name, NULL), 1);
+	}
+	nt_sampling_free(s);
+}
+
+static void refused(const char *policy, const char *want)
+{
+	struct nt_sampling *s = (struct nt_sampling *)1;
+	struct nt_err err = { "" };
+
+	assert_int_equal(nt_sampling_parse(policy, &s, &err), -1);
+	assert_null(s);
+	if (!strstr(err.msg, want))
+		fail_msg("'%s': '%s' does not say '%s'", policy, err.msg, want);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	refused("", "empty");
+	refused("  ", "empty");
+	refused("first=8,,every=2", "empty term");
+	refused("first=8,", "empty term");
+	refused("sometimes", "'sometimes'");
+	refused("often=3", "'often=3'");
+	refused("first=0", "'0'");
+	refused("first=-1", "'-1'");
+	refused("first=", "positive integer");
+	refused("every=2x", "'2x'");
+	refused("max=99999999999999999999", "positive integer");
+	refused("first=1,first=2", "'first' given twice");
+	refused("all,all", "'all' given twice");
+	refused("none,first=2", "'none'");
+	refused("none,match=x", "'none'");
+	refused("all,every=3", "'all'");
+	refused("match=", "pattern");
+	refused("First=8", "'First=8'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_none),
+		cmocka_unit_test(test_first),
+		cmocka_unit_test(test_every),
+		cmocka_unit_test(test_first_and_every),
+		cmocka_unit_test(test_max),
+		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_per_kernel_counts),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
