@@ -1,11 +1,13 @@
 /* nucatrace: the command-line front end.  One table of subcommands
  * (commands.def); each lives in its own file as cmd_<name>(). */
-#include "core/cli.h"
-
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
+#include "usage.h"
+#include "version.h"
 
 struct command {
 	const char *name;
@@ -66,6 +68,25 @@ int cmd_help(int argc, char **argv)
 	return c->fn(2, sub);
 }
 
+/* What git's run_builtin() does after a command that succeeded: output
+ * that did not reach a file or terminal (disk full, EIO) is a failure,
+ * not a silent success.  A closed pipe is the reader's choice, so pipes
+ * and sockets are left alone; a failed command has said why already. */
+static int check_stdout(int ret)
+{
+	struct stat st;
+
+	if (ret || fstat(fileno(stdout), &st) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		return ret;
+	if (fflush(stdout))
+		die("write failure on standard output: %s", strerror(errno));
+	if (ferror(stdout))
+		die("unknown write failure on standard output");
+	if (fclose(stdout))
+		die("close failed on standard output: %s", strerror(errno));
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -76,14 +97,14 @@ int main(int argc, char **argv)
 		return NT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_help(1, argv + 1);
+		return check_stdout(cmd_help(1, argv + 1));
 	if (!strcmp(argv[1], "--version"))
-		return cmd_version(1, argv + 1);
+		return check_stdout(cmd_version(1, argv + 1));
 	c = find_command(argv[1]);
 	if (!c) {
 		error("'%s' is not a nucatrace command; see 'nucatrace help'", argv[1]);
 		return NT_EXIT_USAGE;
 	}
 	ret = c->fn(argc - 1, argv + 1);
-	return ret < 0 ? 1 : ret;
+	return check_stdout(ret < 0 ? 1 : ret);
 }

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "calib.h"
-#include "cli.h"
 #include "commands.h"
 #include "json.h"
 #include "mapio.h"
+#include "parse.h"
 #include "store.h"
 #include "summary.h"
+#include "usage.h"
+#include "version.h"
 
 static const char usage[] =
 	"nucatrace calibrate [--device N|all] [--store PATH | --no-store] [--output PATH]\n"
@@ -30,7 +32,8 @@ static const char help[] =
 	"                      $XDG_DATA_HOME/nucatrace/maps.db)\n"
 	"  --no-store          measure and print, keep nothing\n"
 	"  --output PATH       also write each map as JSON: to PATH, or to PATH/<uuid>.json\n"
-	"                      when PATH is a folder or several GPUs are measured\n"
+	"                      when PATH ends in '/', is a folder or several GPUs are\n"
+	"                      measured (made if missing); existing files are refused\n"
 	"  --quick             the chain map only (about a second)\n"
 	"  --no-noise          skip the repeated chain map (noise floor)\n"
 	"  --no-lines          skip the SM x line matrix\n"
@@ -40,13 +43,13 @@ static const char help[] =
 	"  --chain-loads N     timed loads per chain walk (default 4096)\n"
 	"  --reps N            timed repetitions of each chain walk (default 5)\n"
 	"  --statistic S       min (default) or median over the repetitions\n"
-	"  --force             store the map even when the GPU looked busy\n"
+	"  --force             keep (store, write) the map even when the GPU looked busy\n"
 	"  --json              machine-readable output on stdout\n"
 	"  --quiet             no progress on stderr\n"
 	"  --list              list the GPUs here and exit (exit 2 when none is usable)\n"
 	"\n"
 	"A map whose run-to-run noise is far above the usual floor (other work on the\n"
-	"GPU) is reported and not stored unless --force.\n";
+	"GPU) is reported, and neither stored nor written to --output unless --force.\n";
 
 /* Median run-to-run |difference| above which the GPU is taken as busy:
  * an idle H200 repeats within a few hundredths of a cycle. */
@@ -85,6 +88,7 @@ struct calib_cmd {
 	const char *store_path;
 	int no_store, force, json, list;
 	const char *output;
+	int out_dir;		/* --output is a folder: one <uuid>.json per GPU */
 	int argc;
 	char **argv;
 };
@@ -94,6 +98,7 @@ static void on_progress(const char *stage)
 	nt_progress("calibrate: %s", stage);
 }
 
+/* The options into c: 0, or 1 when --help was asked for (and printed). */
 static int parse(struct calib_cmd *c, int argc, char **argv)
 {
 	long v;
@@ -104,7 +109,8 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 	c->opts.progress = on_progress;
 	c->device = -1;
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "d:s:o:qh", options, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":d:s:o:qh", options, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			if (strcmp(optarg, "all") && nt_parse_int(optarg, 0, 1023, &v))
@@ -114,7 +120,7 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 		case 's': c->store_path = optarg; break;
 		case 'o': c->output = optarg; break;
 		case 'q': nt_quiet = 1; break;
-		case 'h': printf("usage: %s\n\n%s", usage, help); exit(0);
+		case 'h': printf("usage: %s\n\n%s", usage, help); return 1;
 		case OPT_NO_STORE: c->no_store = 1; break;
 		case OPT_QUICK: c->opts.parts = 0; break;
 		case OPT_NO_NOISE: c->opts.parts &= ~NT_MAP_NOISE; break;
@@ -150,7 +156,7 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 			c->opts.median = !strcmp(optarg, "median");
 			break;
 		default:
-			usage_error(usage, "unknown option");
+			usage_bad_option(usage, "calibrate", o, argv);
 		}
 	}
 	if (optind < argc)
@@ -189,31 +195,74 @@ static int list_devices(struct nt_cuda *cu, int count)
 	return usable ? 0 : NT_EXIT_NOGPU;
 }
 
-/* Where --output puts a device's map: PATH itself, or PATH/<uuid>.json
- * when PATH is a folder (made if needed when several GPUs are measured). */
-static int output_path(const struct calib_cmd *c, const struct nt_map *m, int several, char *buf,
-		       size_t len)
+/* Where --output puts the map of a GPU: PATH itself, or PATH/<uuid>.json
+ * when PATH is a folder (c->out_dir).  0, or -1 when too long. */
+static int output_path(const struct calib_cmd *c, const char *uuid, char *buf, size_t len)
 {
-	struct stat sb;
-	int dir = !stat(c->output, &sb) && S_ISDIR(sb.st_mode);
+	size_t n = strlen(c->output);
+	int r;
 
-	if (several && !dir && mkdir(c->output, 0777) && errno != EEXIST)
-		return error("cannot create folder '%s': %s", c->output, strerror(errno));
-	if (!several && !dir)
-		return snprintf(buf, len, "%s", c->output) >= (int)len ? error("--output: path too long") : 0;
-	if (snprintf(buf, len, "%s/%s.json", c->output, m->gpu.uuid) >= (int)len)
-		return error("--output: path too long");
-	return 0;
+	if (!c->out_dir)
+		r = snprintf(buf, len, "%s", c->output);
+	else
+		r = snprintf(buf, len, "%s%s%s.json", c->output, c->output[n - 1] == '/' ? "" : "/",
+			     uuid);
+	return r < 0 || (size_t)r >= len ? -1 : 0;
 }
 
-static int write_output(const struct calib_cmd *c, const struct nt_map *m, int several)
+/* Settle what --output means and refuse what would fail, before a second
+ * of GPU time is spent: PATH is a folder when it ends in '/', is one, or
+ * several GPUs are measured (then it is made if missing); a file, or a
+ * GPU's file in the folder, must not exist yet. */
+static void check_output(struct calib_cmd *c, struct nt_cuda *cu, int first, int last)
+{
+	size_t n = strlen(c->output);
+	char path[4096], *slash;
+	struct stat sb;
+	int exists = !stat(c->output, &sb);
+
+	if (!n)
+		usage_error(usage, "--output: empty path");
+	c->out_dir = (exists && S_ISDIR(sb.st_mode)) || c->output[n - 1] == '/' || first != last;
+	if (!c->out_dir) {
+		if (exists)
+			die("--output '%s' exists (nucatrace does not overwrite files)", c->output);
+		if (snprintf(path, sizeof(path), "%s", c->output) >= (int)sizeof(path))
+			die("--output: path too long");
+		slash = strrchr(path, '/');
+		if (slash)
+			slash[1] = '\0';
+		if (access(slash ? path : ".", W_OK | X_OK))
+			die("--output '%s': cannot create files in '%s': %s", c->output,
+			    slash ? path : ".", strerror(errno));
+		return;
+	}
+	if (exists && !S_ISDIR(sb.st_mode))
+		die("--output '%s' is not a folder (measuring several GPUs, --output names a folder)",
+		    c->output);
+	if (!exists && mkdir(c->output, 0777))
+		die("cannot create folder '%s' for --output: %s", c->output, strerror(errno));
+	for (int d = first; d <= last; d++) {
+		struct nt_err err;
+		struct nt_gpu g;
+
+		if (nt_gpu_query(cu, d, &g, &err))
+			continue;	/* calibrate_one() says why */
+		if (output_path(c, g.uuid, path, sizeof(path)))
+			die("--output: path too long");
+		if (!stat(path, &sb))
+			die("'%s' exists (nucatrace does not overwrite files)", path);
+	}
+}
+
+static int write_output(const struct calib_cmd *c, const struct nt_map *m)
 {
 	char path[4096];
 	FILE *f;
 	int ret;
 
-	if (output_path(c, m, several, path, sizeof(path)))
-		return -1;
+	if (output_path(c, m->gpu.uuid, path, sizeof(path)))
+		return error("--output: path too long");
 	f = fopen(path, "wx");
 	if (!f)
 		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
@@ -224,14 +273,14 @@ static int write_output(const struct calib_cmd *c, const struct nt_map *m, int s
 }
 
 static int calibrate_one(struct calib_cmd *c, struct nt_cuda *cu, struct nt_store *store, int d,
-			 int several, struct nt_json *js)
+			 struct nt_json *js)
 {
 	struct nt_map_report rep = { 0 };
 	struct nt_calib_stats st;
 	struct nt_map *m = NULL;
 	struct nt_err err;
 	int64_t id = -1;
-	int busy, ret = -1;
+	int busy, keep, ret = -1;
 
 	if (nt_calib_run(cu, d, &c->opts, &m, &st, &err)) {
 		error("device %d: %s", d, err.msg);
@@ -242,20 +291,18 @@ static int calibrate_one(struct calib_cmd *c, struct nt_cuda *cu, struct nt_stor
 	snprintf(m->tool_version, sizeof(m->tool_version), "%s", nt_version);
 	gethostname(m->host, sizeof(m->host) - 1);
 	busy = m->noise && nt_median(m->noise, m->n_sm) > BUSY_NOISE_CYCLES;
+	keep = !busy || c->force;
 	if (busy)
 		warning("device %d: median run-to-run difference %.2f cycles (an idle GPU repeats "
 			"within %.1f): is other work running on it?%s", d, nt_median(m->noise, m->n_sm),
-			BUSY_NOISE_CYCLES, c->force || !store ? "" : " Not stored (use --force).");
-	if (store && (!busy || c->force) && nt_store_add(store, m, &id, &err)) {
+			BUSY_NOISE_CYCLES, keep || (!store && !c->output) ? "" : " Not kept (use --force).");
+	if (store && keep && nt_store_add(store, m, &id, &err)) {
 		error("%s", err.msg);
 		goto out;
 	}
-	if (c->output && write_output(c, m, several))
+	if (c->output && keep && write_output(c, m))
 		goto out;
-	if (nt_map_report_build(m, &rep, &err)) {
-		error("device %d: %s", d, err.msg);
-		goto out;
-	}
+	nt_map_report_build(m, &rep);
 	if (js)
 		nt_summary_json(js, m, &rep, &st, id);
 	else
@@ -278,7 +325,8 @@ int cmd_calibrate(int argc, char **argv)
 	int count, first, last, failed = 0;
 	CUresult r;
 
-	parse(&c, argc, argv);
+	if (parse(&c, argc, argv))
+		return 0;	/* --help */
 	if (nt_cuda_load(&cu, &err))
 		die_code(NT_EXIT_NOGPU, "%s", err.msg);
 	if ((r = cu.cuDeviceGetCount(&count)) || count == 0)
@@ -290,6 +338,8 @@ int cmd_calibrate(int argc, char **argv)
 		die("--device %d: only %d GPU(s) here", c.device, count);
 	first = c.device < 0 ? 0 : c.device;
 	last = c.device < 0 ? count - 1 : c.device;
+	if (c.output)
+		check_output(&c, &cu, first, last);
 	if (!c.no_store) {
 		if (!c.store_path && !(c.store_path = nt_store_default_path(path, sizeof(path))))
 			die("no store path: set NUCATRACE_STORE or HOME, or use --store");
@@ -303,12 +353,12 @@ int cmd_calibrate(int argc, char **argv)
 		nt_json_begin_array(&js);
 	}
 	for (int d = first; d <= last; d++)
-		failed |= calibrate_one(&c, &cu, store, d, first != last, c.json ? &js : NULL) != 0;
+		failed |= calibrate_one(&c, &cu, store, d, c.json ? &js : NULL) != 0;
 	if (c.json) {
 		nt_json_end_array(&js);
 		nt_json_end_object(&js);
 		if (nt_json_finish(&js))
-			failed = 1;
+			failed = error("cannot write the report to stdout") != 0;
 	}
 	nt_store_close(store);
 	nt_cuda_unload(&cu);

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "cli.h"
 #include "commands.h"
 #include "heatmap.h"
 #include "json.h"
@@ -15,6 +15,7 @@
 #include "mapio.h"
 #include "store.h"
 #include "summary.h"
+#include "usage.h"
 
 static const char usage[] =
 	"nucatrace map [--store PATH] <list|show|fit|diff|export|import> [args]\n"
@@ -23,9 +24,36 @@ static const char usage[] =
 	"   fit [SPEC] [--part lines|first|repeat] [--groups R] [--json]\n"
 	"   diff SPEC SPEC [--json]\n"
 	"   export [SPEC] [--format json|csv] [--output FILE]\n"
-	"   import FILE...\n"
-	"SPEC: a map file (.json/.csv), a calibration id, a GPU UUID (its latest map)\n"
-	"or 'latest' (the default).";
+	"   import [--force] FILE...\n"
+	"'nucatrace map <subcommand> --help' shows one; --store also goes after it.";
+
+static const char spec_help[] =
+	"SPEC: a map file (a path with '/' or ending in .json or .csv), a calibration id,\n"
+	"a GPU UUID or its unique start such as GPU-af5e0b1a (that GPU's latest map),\n"
+	"or 'latest' (the newest map; the default).\n";
+
+static const char usage_list[] = "nucatrace map list [--store PATH]";
+static const char usage_show[] =
+	"nucatrace map show [SPEC] [--json] [--color] [--svg FILE] [--matrix-svg FILE] [--store PATH]";
+static const char usage_export[] =
+	"nucatrace map export [SPEC] [--format json|csv] [--output FILE] [--store PATH]";
+static const char usage_import[] = "nucatrace map import [--force] [--store PATH] FILE...";
+
+int map_common_option(int o, const char *sub_usage, const char *cmd, char **argv,
+		      const char **store_path)
+{
+	switch (o) {
+	case 'h':
+		printf("usage: %s\n%s%s", sub_usage, strstr(sub_usage, "SPEC") ? "\n" : "",
+		       strstr(sub_usage, "SPEC") ? spec_help : "");
+		return 1;
+	case 'S':
+		*store_path = optarg;
+		return 0;
+	default:
+		usage_bad_option(sub_usage, cmd, o, argv);
+	}
+}
 
 static struct nt_store *open_store(const char *path, int create)
 {
@@ -64,8 +92,19 @@ static int looks_json(const char *path)
 	return c == '{';
 }
 
+/* A SPEC names a file only when it looks like a path, so that a file
+ * called "latest" or "1" in the current folder cannot shadow the store. */
+static int is_file_spec(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".json")) ||
+	       (n > 4 && !strcmp(spec + n - 4, ".csv"));
+}
+
 struct nt_map *map_load_spec(const char *spec, const char *store_path)
 {
+	char uuid[NT_UUID_LEN];
 	struct nt_map *m = NULL;
 	struct nt_store *s;
 	struct nt_err err;
@@ -74,33 +113,50 @@ struct nt_map *map_load_spec(const char *spec, const char *store_path)
 
 	if (!spec)
 		spec = "latest";
-	if (!stat(spec, &sb)) {
+	if (!*spec)
+		die("an empty SPEC names no map");
+	if (is_file_spec(spec)) {
+		if (stat(spec, &sb))
+			die("cannot read map file '%s': %s", spec, strerror(errno));
 		r = looks_json(spec) ? nt_map_read_json(spec, &m, &err) : nt_map_read_csv(spec, &m, &err);
 		if (r)
 			die("%s", err.msg);
 		return m;
 	}
-	if (strchr(spec, '/') || strstr(spec, ".json") || strstr(spec, ".csv"))
-		die("cannot read map file '%s': %s", spec, strerror(errno));
 	s = open_store(store_path, 0);
 	if (all_digits(spec))
 		r = nt_store_get(s, strtoll(spec, NULL, 10), &m, &err);
+	else if (!strcmp(spec, "latest"))
+		r = nt_store_latest(s, NULL, &m, &err);
 	else
-		r = nt_store_latest(s, strcmp(spec, "latest") ? spec : NULL, &m, &err);
+		r = nt_store_resolve_uuid(s, spec, uuid, sizeof(uuid), &err) ||
+		    nt_store_latest(s, uuid, &m, &err);
 	nt_store_close(s);
 	if (r)
 		die("%s", err.msg);
 	return m;
 }
 
+/* t as "2025-11-30 00:10:00", or "?" when it is no time gmtime can show
+ * (a store row edited behind nucatrace's back). */
+static const char *utc_time(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!nt_map_time_ok(t) || !gmtime_r(&tt, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 static int print_entry(const struct nt_store_entry *e, void *arg)
 {
 	char when[32];
-	time_t t = (time_t)e->created_at;
 
 	(void)arg;
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime(&t));
-	printf("%5lld  %s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when, e->uuid,
+	utc_time(e->created_at, when, sizeof(when));
+	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when, e->uuid,
 	       e->name, e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
 	       e->parts & NT_MAP_LINES ? ",lines" : "", e->parts & NT_MAP_FIRST_TOUCH ? ",first-touch" : "");
 	return 0;
@@ -108,12 +164,18 @@ static int print_entry(const struct nt_store_entry *e, void *arg)
 
 static int map_list(int argc, char **argv, const char *store_path)
 {
+	static const struct option opts[] = { MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 } };
 	struct nt_store *s;
 	struct nt_err err;
-	int r;
+	int o, r;
 
-	if (argc > 1)
-		usage_error(usage, "map list takes no arguments");
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1)
+		if (map_common_option(o, usage_list, "map list", argv, &store_path))
+			return 0;
+	if (optind < argc)
+		usage_error(usage_list, "map list takes no arguments");
 	s = open_store(store_path, 0);
 	printf("%5s  %-19s  %-40s  %-12s  %7s  %s\n", "id", "measured (UTC)", "GPU", "name", "SMs",
 	       "parts");
@@ -122,13 +184,19 @@ static int map_list(int argc, char **argv, const char *store_path)
 	return r ? error("%s", err.msg) : 0;
 }
 
+/* Dies saying why fopen(path, "wx") failed, from errno. */
+static _Noreturn void cannot_create(const char *path)
+{
+	die("cannot create '%s': %s%s", path, strerror(errno),
+	    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+}
+
 static FILE *create_file(const char *path)
 {
 	FILE *f = fopen(path, "wx");
 
 	if (!f)
-		die("cannot create '%s': %s%s", path, strerror(errno),
-		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+		cannot_create(path);
 	return f;
 }
 
@@ -142,10 +210,9 @@ static int close_file(FILE *f, const char *path)
 static void provenance(const struct nt_map *m)
 {
 	char when[32];
-	time_t t = (time_t)m->created_at;
 
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	printf("  measured %s on %s by nucatrace %s\n", when, m->host[0] ? m->host : "?",
+	utc_time(m->created_at, when, sizeof(when));
+	printf("  measured %s UTC on %s by nucatrace %s\n", when, m->host[0] ? m->host : "?",
 	       m->tool_version[0] ? m->tool_version : "?");
 	if (m->command[0])
 		printf("  command: %s\n", m->command);
@@ -156,58 +223,70 @@ static int map_show(int argc, char **argv, const char *store_path)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' }, { "color", no_argument, NULL, 'c' },
 		{ "svg", required_argument, NULL, 's' }, { "matrix-svg", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
+		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *svg = NULL, *msvg = NULL;
+	FILE *svg_f = NULL, *msvg_f = NULL;
 	struct nt_map_report rep;
 	int json = 0, color = 0, o, ret = 0;
-	struct nt_err err;
 	struct nt_map *m;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (o) {
 		case 'j': json = 1; break;
 		case 'c': color = 1; break;
 		case 's': svg = optarg; break;
 		case 'm': msvg = optarg; break;
-		default: usage_error(usage, "map show: unknown option");
+		default:
+			if (map_common_option(o, usage_show, "map show", argv, &store_path))
+				return 0;
 		}
 	}
 	if (argc - optind > 1)
-		usage_error(usage, "map show takes one SPEC");
+		usage_error(usage_show, "map show takes one SPEC");
 	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
-	if (nt_map_report_build(m, &rep, &err))
-		die("%s", err.msg);
+	/* refuse what cannot be written before printing anything */
+	if (msvg && !m->line_lat)
+		die("--matrix-svg: this map has no line matrix (calibrated with --no-lines?)");
+	svg_f = svg ? create_file(svg) : NULL;
+	if (msvg && !(msvg_f = fopen(msvg, "wx"))) {
+		int e = errno;
+
+		if (svg_f) {
+			fclose(svg_f);
+			unlink(svg);
+		}
+		errno = e;
+		cannot_create(msvg);
+	}
+	nt_map_report_build(m, &rep);
 	if (json) {
 		struct nt_json j;
 
 		nt_json_init(&j, stdout, 1);
 		nt_summary_json(&j, m, &rep, NULL, -1);
-		ret = nt_json_finish(&j);
+		if (nt_json_finish(&j))
+			ret = error("cannot write the report to stdout");
 	} else {
 		nt_summary_text(stdout, m, &rep, NULL, -1, NULL);
 		provenance(m);
 		printf("\nL2 hit latency per SM (chain map, cycles):\n");
 		nt_heatmap_term(stdout, m->chain, m->n_sm, 16, color, "cycles");
 	}
-	if (svg) {
-		FILE *f = create_file(svg);
+	if (svg_f) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "%s %s: L2 hit latency per SM", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg(f, m->chain, m->n_sm, 16, title, "cycles") | close_file(f, svg);
+		ret |= nt_heatmap_svg(svg_f, m->chain, m->n_sm, 16, title, "cycles") | close_file(svg_f, svg);
 	}
-	if (msvg) {
-		FILE *f;
+	if (msvg_f) {
 		char title[256];
 
-		if (!m->line_lat)
-			die("--matrix-svg: this map has no line matrix (calibrated with --no-lines?)");
-		f = create_file(msvg);
 		snprintf(title, sizeof(title), "%s %s: SM x line L2 latency", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg_matrix(f, m->line_lat, m->n_sm, m->n_line, title, "cycles") |
-		       close_file(f, msvg);
+		ret |= nt_heatmap_svg_matrix(msvg_f, m->line_lat, m->n_sm, m->n_line, title, "cycles") |
+		       close_file(msvg_f, msvg);
 	}
 	nt_map_report_free(&rep);
 	nt_map_free(m);
@@ -218,7 +297,7 @@ static int map_export(int argc, char **argv, const char *store_path)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
+		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *format = "json", *out = NULL;
 	struct nt_map *m;
@@ -226,17 +305,20 @@ static int map_export(int argc, char **argv, const char *store_path)
 	int o, ret;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'f': format = optarg; break;
 		case 'o': out = optarg; break;
-		default: usage_error(usage, "map export: unknown option");
+		default:
+			if (map_common_option(o, usage_export, "map export", argv, &store_path))
+				return 0;
 		}
 	}
 	if (strcmp(format, "json") && strcmp(format, "csv"))
-		usage_error(usage, "--format: '%s' is neither json nor csv", format);
+		usage_error(usage_export, "--format: '%s' is neither json nor csv", format);
 	if (argc - optind > 1)
-		usage_error(usage, "map export takes one SPEC");
+		usage_error(usage_export, "map export takes one SPEC");
 	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
 	if (out)
 		f = create_file(out);
@@ -249,30 +331,71 @@ static int map_export(int argc, char **argv, const char *store_path)
 	return ret ? error("cannot write the map to '%s'", out ? out : "stdout") : 0;
 }
 
+/* Read the map in a FILE, JSON or CSV; NULL after saying why. */
+static struct nt_map *read_file(const char *path)
+{
+	struct nt_map *m = NULL;
+	struct nt_err err;
+
+	if (looks_json(path) ? nt_map_read_json(path, &m, &err) : nt_map_read_csv(path, &m, &err)) {
+		error("%s", err.msg);
+		return NULL;
+	}
+	return m;
+}
+
+/* Every FILE is read before the store is opened, so that a command whose
+ * files are all bad leaves no new store behind. */
 static int map_import(int argc, char **argv, const char *store_path)
 {
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' }, MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
+	};
+	struct nt_map **maps;
 	struct nt_store *s;
 	struct nt_err err;
-	int ret = 0;
+	int o, n, force = 0, got = 0, ret = 0;
 
-	if (argc < 2)
-		usage_error(usage, "map import needs at least one FILE");
-	s = open_store(store_path, 1);
-	for (int i = 1; i < argc; i++) {
-		struct nt_map *m = NULL;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (o == 'f')
+			force = 1;
+		else if (map_common_option(o, usage_import, "map import", argv, &store_path))
+			return 0;
+	}
+	n = argc - optind;
+	if (n < 1)
+		usage_error(usage_import, "map import needs at least one FILE");
+	if (!(maps = calloc(n, sizeof(*maps))))
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		maps[i] = read_file(argv[optind + i]);
+		got += maps[i] != NULL;
+		ret |= maps[i] ? 0 : -1;
+	}
+	s = got ? open_store(store_path, 1) : NULL;
+	for (int i = 0; i < n; i++) {
+		const char *path = argv[optind + i];
 		int64_t id;
-		int r = looks_json(argv[i]) ? nt_map_read_json(argv[i], &m, &err)
-					    : nt_map_read_csv(argv[i], &m, &err);
+		int same;
 
-		if (r || nt_store_add(s, m, &id, &err)) {
+		if (!maps[i])
+			continue;
+		same = force ? 0 : nt_store_find_same(s, maps[i], &id, &err);
+		if (same > 0)
+			ret = error("'%s' is already in map store '%s' as calibration %lld (same GPU, "
+				    "time and host; --force imports it again)", path, nt_store_path(s),
+				    (long long)id);
+		else if (same < 0 || nt_store_add(s, maps[i], &id, &err))
 			ret = error("%s", err.msg);
-		} else {
-			printf("imported '%s' (%s, %s) as calibration %lld\n", argv[i], m->gpu.name,
-			       m->gpu.uuid, (long long)id);
-		}
-		nt_map_free(m);
+		else
+			printf("imported '%s' (%s, %s) as calibration %lld\n", path, maps[i]->gpu.name,
+			       maps[i]->gpu.uuid, (long long)id);
+		nt_map_free(maps[i]);
 	}
 	nt_store_close(s);
+	free(maps);
 	return ret;
 }
 
@@ -290,7 +413,7 @@ int cmd_map(int argc, char **argv)
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: %s\n", usage);
+			printf("usage: %s\n\n%s", usage, spec_help);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--store") && i + 1 < argc)

@@ -2,8 +2,10 @@
  * map_cmds.h - what the `nucatrace map` subcommands share.
  *
  * A map on the command line is a SPEC: a path to a map file (JSON or
- * CSV, as `map export` writes), a calibration id in the store, a GPU
- * UUID (its latest calibration), or "latest" (the newest of any GPU).
+ * CSV, as `map export` writes; a SPEC is a path only when it holds a '/'
+ * or ends in .json or .csv), a calibration id in the store, a GPU UUID
+ * or a unique start of one (its latest calibration), or "latest" (the
+ * newest of any GPU).
  */
 #ifndef NT_MAP_CMDS_H
 #define NT_MAP_CMDS_H
@@ -13,6 +15,18 @@
 /* Load the map a SPEC names; dies with a clear message when it cannot.
  * store_path may be NULL (the default store). */
 struct nt_map *map_load_spec(const char *spec, const char *store_path);
+
+/* Options every map subcommand takes, at the end of its option table;
+ * its optstring starts with ':' and it sets opterr = 0. */
+#define MAP_COMMON_OPTIONS \
+	{ "help", no_argument, NULL, 'h' }, { "store", required_argument, NULL, 'S' }
+
+/* The getopt_long() results a subcommand does not handle itself: --help
+ * prints sub_usage (and what a SPEC is) and returns 1, for the caller to
+ * return 0; --store sets *store_path and returns 0; anything else is a
+ * usage error naming the option (cmd is "map show" ...). */
+int map_common_option(int o, const char *sub_usage, const char *cmd, char **argv,
+		      const char **store_path);
 
 int map_fit(int argc, char **argv, const char *store_path);
 int map_diff(int argc, char **argv, const char *store_path);

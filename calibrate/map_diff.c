@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "json.h"
 #include "map_cmds.h"
 #include "structure.h"
+#include "usage.h"
 
-static const char usage[] = "nucatrace map diff SPEC_A SPEC_B [--json]";
+static const char usage[] = "nucatrace map diff SPEC_A SPEC_B [--json] [--store PATH]";
 
 /* An SM differs when |delta - offset| exceeds FACTOR times its noise
  * floor: the larger run-to-run |delta| of the two maps, never below
@@ -98,7 +98,7 @@ static void print_text(const char *sa, const char *sb, const struct nt_map *a,
 			       a->chain[s], b->chain[s], d->delta[s] - d->offset, d->floor[s]);
 }
 
-static void print_json(const struct nt_map *a, const struct nt_map *b, const struct diff *d)
+static int print_json(const struct nt_map *a, const struct nt_map *b, const struct diff *d)
 {
 	struct nt_json j;
 
@@ -129,21 +129,25 @@ static void print_json(const struct nt_map *a, const struct nt_map *b, const str
 	nt_json_key(&j, "floor");
 	nt_json_double_array(&j, d->floor, d->n);
 	nt_json_end_object(&j);
-	nt_json_finish(&j);
+	return nt_json_finish(&j);
 }
 
 int map_diff(int argc, char **argv, const char *store_path)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
+	};
 	struct nt_map *a, *b;
 	struct diff d = { 0 };
-	int json = 0, o;
+	int json = 0, o, ret = 0;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (o != 'j')
-			usage_error(usage, "map diff: unknown option");
-		json = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (o == 'j')
+			json = 1;
+		else if (map_common_option(o, usage, "map diff", argv, &store_path))
+			return 0;
 	}
 	if (argc - optind != 2)
 		usage_error(usage, "map diff needs two SPECs");
@@ -154,12 +158,12 @@ int map_diff(int argc, char **argv, const char *store_path)
 		    argv[optind + 1], b->n_sm);
 	compute(a, b, &d);
 	if (json)
-		print_json(a, b, &d);
+		ret = print_json(a, b, &d);
 	else
 		print_text(argv[optind], argv[optind + 1], a, b, &d);
 	free(d.delta);
 	free(d.floor);
 	nt_map_free(a);
 	nt_map_free(b);
-	return 0;
+	return ret ? error("cannot write the comparison to stdout") : 0;
 }

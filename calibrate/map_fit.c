@@ -4,14 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 #include "heatmap.h"
 #include "json.h"
 #include "map_cmds.h"
 #include "model.h"
 #include "structure.h"
+#include "usage.h"
 
-static const char usage[] = "nucatrace map fit [SPEC] [--part lines|first|repeat] [--groups R] [--json]";
+static const char usage[] =
+	"nucatrace map fit [SPEC] [--part lines|first|repeat] [--groups R] [--json] [--store PATH]";
 
 /* Print the items as "0-3, 8, 10-11", wrapped at 100 columns with
  * continuation lines indented to `indent`; col is where the cursor is. */
@@ -121,8 +122,8 @@ static void fit_text(const struct nt_map *m, const char *part, const struct nt_f
 	nt_heatmap_term(stdout, fit->a, m->n_sm, 16, 0, "cycles");
 }
 
-static void fit_json(const struct nt_map *m, const char *part, const struct nt_fit *fit,
-		     const struct nt_groups *g)
+static int fit_json(const struct nt_map *m, const char *part, const struct nt_fit *fit,
+		    const struct nt_groups *g)
 {
 	struct nt_json j;
 
@@ -169,26 +170,27 @@ static void fit_json(const struct nt_map *m, const char *part, const struct nt_f
 	nt_json_end_array(&j);
 	nt_json_end_object(&j);
 	nt_json_end_object(&j);
-	nt_json_finish(&j);
+	return nt_json_finish(&j);
 }
 
 int map_fit(int argc, char **argv, const char *store_path)
 {
 	static const struct option opts[] = {
 		{ "part", required_argument, NULL, 'p' }, { "groups", required_argument, NULL, 'g' },
-		{ "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'j' }, MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
-	const char *part = "lines";
+	const char *part = "lines", *what;
 	struct nt_groups g = { 0 };
 	struct nt_fit fit = { 0 };
 	double min_r = 0.9;
 	struct nt_err err;
 	struct nt_map *m;
 	const double *mat;
-	int json = 0, o;
+	int json = 0, o, ret = 0;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p': part = optarg; break;
 		case 'j': json = 1; break;
@@ -196,32 +198,34 @@ int map_fit(int argc, char **argv, const char *store_path)
 			if (sscanf(optarg, "%lf", &min_r) != 1 || !(min_r > -1 && min_r < 1))
 				usage_error(usage, "--groups: '%s' is not a correlation in (-1, 1)", optarg);
 			break;
-		default: usage_error(usage, "map fit: unknown option");
+		default:
+			if (map_common_option(o, usage, "map fit", argv, &store_path))
+				return 0;
 		}
 	}
 	if (argc - optind > 1)
 		usage_error(usage, "map fit takes one SPEC");
 	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
 	if (!strcmp(part, "lines"))
-		mat = m->line_lat;
+		mat = m->line_lat, what = "line matrix";
 	else if (!strcmp(part, "first"))
-		mat = m->ft_first;
+		mat = m->ft_first, what = "first-touch matrix";
 	else if (!strcmp(part, "repeat"))
-		mat = m->ft_repeat;
+		mat = m->ft_repeat, what = "right-after matrix";
 	else
 		usage_error(usage, "--part: '%s' is not lines, first or repeat", part);
 	if (!mat)
 		die("this map of %s has no %s matrix: calibrate without --quick/--no-lines/"
 		    "--no-first-touch", m->gpu.uuid, part);
-	if (nt_fit_matrix(mat, m->n_sm, m->n_line, NT_FIT_KMAX, &fit, &err) ||
+	if (nt_fit_matrix(mat, m->n_sm, m->n_line, NT_FIT_KMAX, what, &fit, &err) ||
 	    nt_groups_cluster(mat, m->n_sm, m->n_line, min_r, &g, &err))
 		die("%s", err.msg);
 	if (json)
-		fit_json(m, part, &fit, &g);
+		ret = fit_json(m, part, &fit, &g);
 	else
 		fit_text(m, part, &fit, &g);
 	nt_groups_free(&g);
 	nt_fit_free(&fit);
 	nt_map_free(m);
-	return 0;
+	return ret ? error("cannot write the fit to stdout") : 0;
 }

@@ -474,8 +474,10 @@ out:
 	return ret;
 }
 
-static int check_opts(const struct nt_calib_opts *o, struct nt_err *err)
+int nt_calib_check_opts(const struct nt_calib_opts *o, int64_t l2_bytes, struct nt_err *err)
 {
+	int64_t footprint = o->footprint ? o->footprint : l2_bytes;
+
 	if (o->chain_bytes < 64 * NT_LINE_BYTES || o->chain_bytes % NT_LINE_BYTES)
 		return nt_err_set(err, "chain size %lld: need a multiple of %d bytes, at least %d",
 				  (long long)o->chain_bytes, NT_LINE_BYTES, 64 * NT_LINE_BYTES);
@@ -485,6 +487,12 @@ static int check_opts(const struct nt_calib_opts *o, struct nt_err *err)
 		return nt_err_set(err, "loads, repetitions (1..64) and tries must be positive");
 	if ((o->parts & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH)) && (o->n_lines < 2 || o->n_lines > 4096))
 		return nt_err_set(err, "line count %d: need 2..4096", o->n_lines);
+	/* place_lines() puts each line in a slot of footprint / n_lines */
+	if ((o->parts & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH)) &&
+	    footprint / o->n_lines < NT_LINE_BYTES)
+		return nt_err_set(err, "%s of %lld bytes cannot hold %d lines of %d bytes: use fewer "
+				  "lines (--lines)", o->footprint ? "footprint" : "the L2",
+				  (long long)footprint, o->n_lines, NT_LINE_BYTES);
 	return 0;
 }
 
@@ -502,9 +510,7 @@ int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 	memset(st, 0, sizeof(*st));
 	st->dram_median = NAN;
 	*out = NULL;
-	if (check_opts(o, err))
-		return -1;
-	if (nt_gpu_query(cu, ordinal, &g, err))
+	if (nt_gpu_query(cu, ordinal, &g, err) || nt_calib_check_opts(o, g.l2_bytes, err))
 		return -1;
 	m = nt_map_new(g.sm_count, lineparts ? o->n_lines : 0, o->parts);
 	if (!m)

@@ -59,6 +59,11 @@ void nt_calib_defaults(struct nt_calib_opts *o);
  * message for a MIG slice or a compute capability below 7.5. */
 int nt_gpu_query(struct nt_cuda *cu, int ordinal, struct nt_gpu *g, struct nt_err *err);
 
+/* 0 when o is a run nt_calib_run() can make on a GPU whose L2 holds
+ * l2_bytes (the footprint must give each line its own 128-byte slot);
+ * else -1 and a message saying which option is wrong. */
+int nt_calib_check_opts(const struct nt_calib_opts *o, int64_t l2_bytes, struct nt_err *err);
+
 int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 		 struct nt_map **out, struct nt_calib_stats *st, struct nt_err *err);
 

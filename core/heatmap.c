@@ -69,13 +69,30 @@ static int pick_decimals(const double *v, int n)
 	return 1;
 }
 
+/* The widest cell: a value longer than this (1e200 in a damaged map)
+ * prints in %g form with as many digits as fit, so a row never outgrows
+ * its line buffer. */
+#define CELL_MAX 10
+
+/* v as a cell prints it: dec decimals, or fewer digits when too long.
+ * buf holds at least 64 bytes; returns the length, at most CELL_MAX. */
+static int format_value(char *buf, size_t len, double v, int dec)
+{
+	int n = snprintf(buf, len, "%.*f", dec, v);
+
+	/* "%.1g" is at most 7 characters ("-1e-308") */
+	for (int digits = 4; n > CELL_MAX && digits > 0; digits--)
+		n = snprintf(buf, len, "%.*g", digits, v);
+	return n;
+}
+
 static int cell_width(const double *v, int n, int dec)
 {
 	char buf[64];
 	int w = 4;	/* room for "--" and the "+15" header */
 
 	for (int i = 0; i < n; i++) {
-		int len = !isfinite(v[i]) ? 0 : snprintf(buf, sizeof(buf), "%.*f", dec, v[i]);
+		int len = !isfinite(v[i]) ? 0 : format_value(buf, sizeof(buf), v[i], dec);
 
 		if (len > w)
 			w = len;
@@ -128,7 +145,7 @@ static void put_row(FILE *f, const double *v, int first, int count, int w, int d
 		if (!isfinite(v[i]))
 			snprintf(txt, sizeof(txt), "--");
 		else
-			snprintf(txt, sizeof(txt), "%.*f", dec, v[i]);
+			format_value(txt, sizeof(txt), v[i], dec);
 		if (color && isfinite(v[i])) {
 			put_cell_color(f, t, w, txt);
 			continue;
@@ -156,7 +173,7 @@ int nt_heatmap_term(FILE *f, const double *v, int n, int per_row, int color,
 {
 	double lo, hi;
 	int arg_lo, arg_hi, dec, w, fit;
-	char head[NT_HEATMAP_COLUMNS + 64];
+	char head[NT_HEATMAP_COLUMNS + 64], lo_txt[64], hi_txt[64];
 	int ph;
 
 	if (!f || !v || n <= 0)
@@ -182,11 +199,14 @@ int nt_heatmap_term(FILE *f, const double *v, int n, int per_row, int color,
 	for (int first = 0; first < n; first += per_row)
 		put_row(f, v, first, n - first < per_row ? n - first : per_row, w, dec, color,
 			lo, hi);
-	if (arg_lo < 0)
+	if (arg_lo < 0) {
 		fprintf(f, "no SM measured\n");
-	else
-		fprintf(f, "min %.*f (sm %d)  max %.*f (sm %d)  %.16s%s%s\n", dec, lo, arg_lo,
-			dec, hi, arg_hi, unit ? unit : "", unit && *unit ? "  " : "",
+	} else {
+		format_value(lo_txt, sizeof(lo_txt), lo, dec);
+		format_value(hi_txt, sizeof(hi_txt), hi, dec);
+		fprintf(f, "min %s (sm %d)  max %s (sm %d)  %.16s%s%s\n", lo_txt, arg_lo, hi_txt,
+			arg_hi, unit ? unit : "", unit && *unit ? "  " : "",
 			color ? "colour: dark = low, yellow = high" : "shade: . low .. @ high");
+	}
 	return ferror(f) ? -1 : 0;
 }

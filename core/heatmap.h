@@ -13,7 +13,9 @@
  * low to high; blank for NAN), then a legend line with min, max (and
  * their smids) and the unit.  In colour mode the values sit on an ANSI
  * 256-colour background and there is no shading line.  Values print with
- * one decimal when every value fits in 5 characters, else none; per_row
+ * one decimal when every value fits in 5 characters, else none; a value
+ * that would still take more than 10 characters (1e200 in a damaged map)
+ * prints in %g form with fewer digits, so cells never grow wider; per_row
  * is reduced when a row would not fit in 100 columns.  Plain output is
  * deterministic (byte for byte) for the same input; no trailing blanks.
  *

@@ -107,6 +107,16 @@ struct nt_map *nt_map_dup(const struct nt_map *m)
 	return c;
 }
 
+int nt_map_latency_ok(double v)
+{
+	return isnan(v) || (v >= 0 && v <= NT_MAP_MAX_CYCLES);
+}
+
+int nt_map_time_ok(int64_t t)
+{
+	return t >= 0 && t <= NT_MAP_MAX_TIME;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -133,12 +143,32 @@ double nt_median(const double *v, int n)
 	return med;
 }
 
+/* Mean of |v[i] - v[j]| over all pairs i < j of the n values that are
+ * not NAN: sorted ascending, value k (from 0) is the larger one in k
+ * pairs and the smaller in n - 1 - k, so the sum is O(n log n). */
+static double mean_pairwise_gap(const double *v, int n)
+{
+	double *t = malloc((n > 0 ? n : 1) * sizeof(*t)), sum = 0;
+	int k = 0;
+
+	if (!t)
+		return NAN;
+	for (int i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			t[k++] = v[i];
+	qsort(t, k, sizeof(*t), cmp_double);
+	for (int i = 0; i < k; i++)
+		sum += t[i] * (2.0 * i - (k - 1));
+	free(t);
+	return k < 2 ? NAN : sum / ((double)k * (k - 1) / 2);
+}
+
 void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s)
 {
 	double sum = 0;
 
 	memset(s, 0, sizeof(*s));
-	s->min = s->max = s->mean = s->median = s->spread_pct = NAN;
+	s->min = s->max = s->mean = s->median = s->spread_pct = s->mean_gap = NAN;
 	s->noise_median = s->noise_max = NAN;
 	s->argmin = s->argmax = -1;
 	for (int i = 0; i < m->n_sm; i++) {
@@ -158,6 +188,7 @@ void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s)
 		s->median = nt_median(m->chain, m->n_sm);
 		s->spread_pct = (s->max - s->min) / s->min * 100.0;
 	}
+	s->mean_gap = mean_pairwise_gap(m->chain, m->n_sm);
 	if (m->noise) {
 		s->noise_median = nt_median(m->noise, m->n_sm);
 		for (int i = 0; i < m->n_sm; i++)

@@ -80,6 +80,19 @@ enum nt_map_parts {
 	NT_MAP_FIRST_TOUCH = 1 << 2,
 };
 
+/* What every map reader (JSON, CSV, the store) accepts, so that a damaged
+ * or hostile file can neither make nucatrace allocate gigabytes nor put
+ * absurd numbers in front of the printers: at most NT_MAP_MAX_SM SMs and
+ * NT_MAP_MAX_LINES lines, latencies (chain, noise and the matrices) NAN
+ * or within 0..NT_MAP_MAX_CYCLES, created_at within the years 1970..9999. */
+#define NT_MAP_MAX_SM 1024
+#define NT_MAP_MAX_LINES 4096
+#define NT_MAP_MAX_CYCLES 1e6
+#define NT_MAP_MAX_TIME 253402300799LL	/* 9999-12-31 23:59:59 UTC */
+
+int nt_map_latency_ok(double v);
+int nt_map_time_ok(int64_t t);
+
 /* Allocate a map of n_sm SMs with the parts in `parts` (nt_map_parts).
  * n_line is needed when LINES or FIRST_TOUCH is asked for.  Returns NULL
  * when out of memory or the sizes are not positive. */
@@ -103,6 +116,8 @@ struct nt_map_summary {
 	double min, max, mean, median;
 	int argmin, argmax;
 	double spread_pct;	/* (max - min) / min * 100 */
+	double mean_gap;	/* mean over all pairs of SMs i < j of |chain[i] - chain[j]|
+				 * (the L40 paper's "mean gap"); NAN below two SMs */
 	double noise_median, noise_max;	/* NAN when no noise part */
 };
 void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s);

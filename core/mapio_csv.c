@@ -180,6 +180,8 @@ static int header_line(struct csv *c, char *line)
 	if ((f = nt_map_field_find(-1, key))) {
 		if (nt_map_field_parse(&c->hdr, f, v))
 			return bad(c, "bad value for", key);
+		if (f->off == offsetof(struct nt_map, created_at) && !nt_map_time_ok(c->hdr.created_at))
+			return bad(c, "created_at is not a time in the years 1970..9999:", v);
 		c->have[f - nt_map_fields] = 1;
 		return 0;
 	}
@@ -194,6 +196,12 @@ static int header_line(struct csv *c, char *line)
 		return bad(c, "unsupported version", v);
 	if ((h == H_N_SM || h == H_N_LINE) && parse_long(v, h == H_N_SM, 1 << 24, &n))
 		return bad(c, "bad value for", key);
+	if (h == H_N_SM && n > NT_MAP_MAX_SM)
+		return nt_err_set(c->err, "'%s' line %d: n_sm=%ld: nucatrace reads maps of at most %d SMs",
+				  c->path, c->lineno, n, NT_MAP_MAX_SM);
+	if (h == H_N_LINE && n > NT_MAP_MAX_LINES)
+		return nt_err_set(c->err, "'%s' line %d: n_line=%ld: nucatrace reads maps of at most %d "
+				  "lines", c->path, c->lineno, n, NT_MAP_MAX_LINES);
 	if (h == H_N_SM)
 		c->n_sm = (int)n;
 	if (h == H_N_LINE)
@@ -261,6 +269,9 @@ static int row(struct csv *c, char *line)
 	v = *col[3] ? strtod(col[3], &end) : NAN;
 	if (*col[3] && *end)
 		return bad(c, "not a number:", col[3]);
+	if (!nt_map_latency_ok(v))
+		return nt_err_set(c->err, "'%s' line %d: %s '%s' is not a latency of 0..%.0f cycles",
+				  c->path, c->lineno, part_name[p], col[3], NT_MAP_MAX_CYCLES);
 	part_array(c->m, p)[cell] = v;
 	return 0;
 }

@@ -10,7 +10,7 @@
  * measured and is skipped; a row with some values but not all cannot be
  * fitted by row/column means, so it is an error rather than a guess.
  */
-static int pick_rows(const double *mat, int n_sm, int n_line, int *used,
+static int pick_rows(const double *mat, int n_sm, int n_line, int *used, const char *what,
 		     struct nt_err *err)
 {
 	int m = 0;
@@ -26,12 +26,12 @@ static int pick_rows(const double *mat, int n_sm, int n_line, int *used,
 		}
 		used[i] = have > 0;
 		if (have && hole >= 0)
-			return nt_err_set(err, "line matrix: sm %d line %d is %s",
-					  i, hole, isnan(row[hole]) ? "not measured" : "not finite");
+			return nt_err_set(err, "%s: sm %d line %d is %s",
+					  what, i, hole, isnan(row[hole]) ? "not measured" : "not finite");
 		m += used[i];
 	}
 	if (!m)
-		return nt_err_set(err, "line matrix: no SM was measured");
+		return nt_err_set(err, "%s: no SM was measured", what);
 	return m;
 }
 
@@ -243,14 +243,14 @@ static void store_term(struct nt_fit *fit, int t, const int *used, const double 
 }
 
 static int fit_interaction(struct nt_fit *fit, const int *used, const double *res,
-			   int m, int kmax, double ss_tot, struct nt_err *err)
+			   int m, int kmax, double ss_tot, const char *what, struct nt_err *err)
 {
 	int n = fit->n_line, ret = -1;
 	double *G = malloc(sizeof(*G) * m * m), *Q = malloc(sizeof(*Q) * m * m);
 	double *d = malloc(sizeof(*d) * m), *work = malloc(sizeof(*work) * 3 * m);
 
 	if (!G || !Q || !d || !work) {
-		nt_err_set(err, "fit: out of memory");
+		nt_err_set(err, "%s: out of memory", what);
 		goto out;
 	}
 	for (int i = 0; i < m; i++)
@@ -262,7 +262,7 @@ static int fit_interaction(struct nt_fit *fit, const int *used, const double *re
 			G[i * m + j] = G[j * m + i] = s;
 		}
 	if (sym_eigen(G, m, d, Q, work)) {
-		nt_err_set(err, "fit: eigen solver did not converge");
+		nt_err_set(err, "%s: eigen solver did not converge", what);
 		goto out;
 	}
 	for (int t = 0; t < kmax && t < m; t++) {
@@ -274,7 +274,7 @@ static int fit_interaction(struct nt_fit *fit, const int *used, const double *re
 		fit->u[t] = malloc(sizeof(double) * fit->n_sm);
 		fit->v[t] = malloc(sizeof(double) * n);
 		if (!fit->u[t] || !fit->v[t]) {
-			nt_err_set(err, "fit: out of memory");
+			nt_err_set(err, "%s: out of memory", what);
 			goto out;
 		}
 		store_term(fit, t, used, res, Q, col, m, sqrt(d[col]));
@@ -305,28 +305,30 @@ static void fill_r2(struct nt_fit *fit, int kmax, double ss_tot, double ss_res)
 	}
 }
 
-int nt_fit_matrix(const double *mat, int n_sm, int n_line, int kmax,
+int nt_fit_matrix(const double *mat, int n_sm, int n_line, int kmax, const char *what,
 		  struct nt_fit *fit, struct nt_err *err)
 {
 	int *used = NULL, m, ret = -1;
 	double *res = NULL, ss_tot, ss_res = 0;
 
+	if (!what)
+		what = "matrix";
 	if (!fit)
-		return nt_err_set(err, "fit: no output");
+		return nt_err_set(err, "%s: fit: no output", what);
 	memset(fit, 0, sizeof(*fit));
 	for (int t = 0; t < NT_FIT_KMAX; t++)
 		fit->sigma[t] = NAN;
 	if (!mat || n_sm <= 0 || n_line <= 0 || kmax < 0 || kmax > NT_FIT_KMAX)
-		return nt_err_set(err, "fit: bad arguments (%d x %d matrix, k = %d)",
-				  n_sm, n_line, kmax);
+		return nt_err_set(err, "%s: fit: bad arguments (%d x %d matrix, k = %d)",
+				  what, n_sm, n_line, kmax);
 	fit->n_sm = n_sm;
 	fit->n_line = n_line;
 	used = malloc(sizeof(*used) * n_sm);
 	if (!used) {
-		nt_err_set(err, "fit: out of memory");
+		nt_err_set(err, "%s: out of memory", what);
 		goto out;
 	}
-	m = pick_rows(mat, n_sm, n_line, used, err);
+	m = pick_rows(mat, n_sm, n_line, used, what, err);
 	if (m < 0)
 		goto out;
 	fit->rows_used = m;
@@ -334,13 +336,13 @@ int nt_fit_matrix(const double *mat, int n_sm, int n_line, int kmax,
 	fit->b = malloc(sizeof(double) * n_line);
 	res = malloc(sizeof(*res) * (size_t)m * n_line);
 	if (!fit->a || !fit->b || !res) {
-		nt_err_set(err, "fit: out of memory");
+		nt_err_set(err, "%s: out of memory", what);
 		goto out;
 	}
 	fit_additive(mat, used, fit, m, res, &ss_tot);
 	for (size_t c = 0; c < (size_t)m * n_line; c++)
 		ss_res += res[c] * res[c];
-	if (kmax && fit_interaction(fit, used, res, m, kmax, ss_tot, err))
+	if (kmax && fit_interaction(fit, used, res, m, kmax, ss_tot, what, err))
 		goto out;
 	fill_r2(fit, kmax, ss_tot, ss_res);
 	ret = 0;

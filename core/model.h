@@ -15,8 +15,9 @@
  * Input: `mat` is row-major, n_sm rows (one per smid) and n_line columns;
  * NAN means "not measured".  A row that is entirely NAN (an SM that was
  * not measured) is skipped: its a[i] and u[t][i] are NAN and it counts in
- * no sum.  Any other NAN or infinite cell is an error naming the SM and
- * the line, because the least-squares terms below assume a full matrix.
+ * no sum.  Any other NAN or infinite cell is an error naming the matrix
+ * (`what`, e.g. "first-touch matrix"; NULL says "matrix"), the SM and the
+ * line, because the least-squares terms below assume a full matrix.
  *
  * Output (struct nt_fit):
  *   - mu is the grand mean; a and b are row and column mean offsets, each
@@ -62,9 +63,9 @@ struct nt_fit {
 };
 
 /* Fit mu + a + b and up to kmax (0..NT_FIT_KMAX) interaction terms.
- * 0 on success; -1 with err set on bad arguments, a hole in a measured
- * row, no measured row, or out of memory. */
-int nt_fit_matrix(const double *mat, int n_sm, int n_line, int kmax,
+ * 0 on success; -1 with err set, starting with what, on bad arguments,
+ * a hole in a measured row, no measured row, or out of memory. */
+int nt_fit_matrix(const double *mat, int n_sm, int n_line, int kmax, const char *what,
 		  struct nt_fit *fit, struct nt_err *err);
 void nt_fit_free(struct nt_fit *fit);
 

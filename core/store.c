@@ -188,6 +188,10 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 		return -1;
 	if (exists && probe_readonly(path, &state, err))
 		return -1;
+	/* a read-only command must not turn someone's empty file into a store */
+	if (exists && state == FILE_EMPTY && !create)
+		return nt_err_set(err, "'%s' is not a nucatrace map store: it is empty (calibrate or "
+				  "'map import' makes one there)", path);
 
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {

@@ -74,7 +74,9 @@ const char *nt_store_default_path(char *buf, size_t len);
 
 /* Open the store at path.  create = 1 makes it (and missing parent
  * directories, mode 0700) when missing; create = 0 fails on a missing
- * file.  An empty file is made a store.  0 and *out set, or -1. */
+ * file.  An empty file (0 bytes, or an SQLite database holding nothing)
+ * is made a store when create = 1 and refused, untouched, when create =
+ * 0.  0 and *out set, or -1. */
 int nt_store_open(const char *path, int create, struct nt_store **out, struct nt_err *err);
 void nt_store_close(struct nt_store *s);
 const char *nt_store_path(const struct nt_store *s);
@@ -84,12 +86,26 @@ const char *nt_store_path(const struct nt_store *s);
 int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err);
 
 /* Read calibration id back: a new map, identical to the one added, for
- * the caller to nt_map_free(). */
+ * the caller to nt_map_free().  A calibration edited behind nucatrace's
+ * back (a row missing, sm_count != n_sm, values beyond map.h's limits) is
+ * "damaged": -1 with a message naming the store, the id and the fault. */
 int nt_store_get(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err);
 
 /* The most recent calibration (latest created_at, then highest id) of
  * the GPU uuid, or of any GPU when uuid is NULL.  -1 when there is none. */
 int nt_store_latest(struct nt_store *s, const char *uuid, struct nt_map **out, struct nt_err *err);
+
+/* The stored GPU UUID that prefix names: prefix itself when a GPU of that
+ * UUID is stored, else the one stored UUID that starts with it
+ * ("GPU-af5e0b1a").  Copied to uuid; -1 when none does, or when several
+ * do (the message lists them). */
+int nt_store_resolve_uuid(struct nt_store *s, const char *prefix, char *uuid, size_t len,
+			  struct nt_err *err);
+
+/* Whether the store already holds m: a calibration of the same GPU
+ * (uuid), created_at and host.  1 with its id in *id, 0, or -1 on a
+ * store error. */
+int nt_store_find_same(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err);
 
 /* Call cb for each calibration, oldest id first.  A nonzero return from
  * cb stops the walk and is returned; else 0, or -1 on a store error. */

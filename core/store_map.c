@@ -179,8 +179,8 @@ static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, struc
 	n_sm = sqlite3_column_int(st, 0);
 	n_line = sqlite3_column_int(st, 1);
 	parts = sqlite3_column_int(st, 2);
-	if (parts & ~(NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH) ||
-	    !(m = nt_map_new(n_sm, n_line, (unsigned)parts))) {
+	if (parts & ~(NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH) || n_sm > NT_MAP_MAX_SM ||
+	    n_line < 0 || n_line > NT_MAP_MAX_LINES || !(m = nt_map_new(n_sm, n_line, (unsigned)parts))) {
 		damaged(s, id, "bad sizes", err);
 		goto out;
 	}
@@ -203,6 +203,14 @@ static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, struc
 			goto out;
 		}
 	}
+	if (!nt_map_time_ok(m->created_at)) {
+		damaged(s, id, "created_at is not a time in the years 1970..9999", err);
+		goto out;
+	}
+	if (m->gpu.sm_count != n_sm) {
+		damaged(s, id, "sm_count differs from n_sm", err);
+		goto out;
+	}
 	*out = m;
 	m = NULL;
 	ret = 0;
@@ -212,17 +220,46 @@ out:
 	return ret;
 }
 
+/* Whether a latency in columns 2..last of a row is outside map.h's
+ * limits; then why says which.  line < 0: a row of sm_value. */
+static int bad_latency(sqlite3_stmt *st, int last, int sm, int line, char *why, size_t len)
+{
+	char where[48];
+
+	for (int col = 2; col <= last; col++) {
+		double v = column_real(st, col);
+
+		if (nt_map_latency_ok(v))
+			continue;
+		if (line < 0)
+			snprintf(where, sizeof(where), "sm %d", sm);
+		else
+			snprintf(where, sizeof(where), "sm %d line %d", sm, line);
+		snprintf(why, len, "%s of %s is %g: not a latency of 0..%.0f cycles",
+			 sqlite3_column_name(st, col), where, v, NT_MAP_MAX_CYCLES);
+		return 1;
+	}
+	return 0;
+}
+
 static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct nt_err *err)
 {
+	static const char *const tables[] = { "sm_value", "line_offset", "line_value" };
 	static const char *const sql[] = {
 		"SELECT sm, 0, chain, noise FROM sm_value WHERE calib_id = ?",
 		"SELECT 0, line, byte_offset FROM line_offset WHERE calib_id = ?",
 		"SELECT sm, line, latency, ft_first, ft_repeat FROM line_value WHERE calib_id = ?",
 	};
+	/* the primary keys rule out duplicates: the right count is every row */
+	size_t n_line = nt_map_lines_of(m);
+	const size_t want[] = { m->n_sm, n_line, m->n_sm * n_line };
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_DONE, ret = -1;
+	char why[128];
 
 	for (int q = 0; q < 3; q++) {
+		size_t rows = 0;
+
 		if (sqlite3_prepare_v2(s->db, sql[q], -1, &st, NULL)) {
 			nt_store_db_error(s, err, "cannot read map");
 			goto out;
@@ -236,6 +273,7 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 				damaged(s, id, "index out of range", err);
 				goto out;
 			}
+			rows++;
 			if (q == 0) {
 				m->chain[sm] = column_real(st, 2);
 				if (m->noise)
@@ -250,9 +288,18 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 				if (m->ft_repeat)
 					m->ft_repeat[c] = column_real(st, 4);
 			}
+			if (q != 1 && bad_latency(st, q ? 4 : 3, sm, q ? line : -1, why, sizeof(why))) {
+				damaged(s, id, why, err);
+				goto out;
+			}
 		}
 		if (rc != SQLITE_DONE) {
 			nt_store_db_error(s, err, "cannot read map");
+			goto out;
+		}
+		if (rows != want[q]) {
+			snprintf(why, sizeof(why), "%s has %zu of %zu rows", tables[q], rows, want[q]);
+			damaged(s, id, why, err);
 			goto out;
 		}
 		sqlite3_finalize(st);
@@ -319,6 +366,81 @@ int nt_store_latest(struct nt_store *s, const char *uuid, struct nt_map **out, s
 	if (!found)
 		return nt_err_set(err, "map store '%s' has no calibrations", s->path);
 	return nt_store_get(s, id, out, err);
+}
+
+int nt_store_resolve_uuid(struct nt_store *s, const char *prefix, char *uuid, size_t len,
+			  struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char list[256] = "";
+	size_t used = 0;
+	int rc, n = 0, exact = 0, ret = -1;
+
+	/* substr, not LIKE: '_' and '%' in a UUID prefix are no wildcards */
+	if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT uuid, uuid = ?1 FROM calib "
+			       "WHERE substr(uuid, 1, length(?1)) = ?1 ORDER BY uuid", -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *u = (const char *)sqlite3_column_text(st, 0);
+
+		if (!u)
+			continue;
+		if (sqlite3_column_int(st, 1)) {
+			exact = 1;
+			snprintf(uuid, len, "%s", u);
+			break;
+		}
+		if (!n++)
+			snprintf(uuid, len, "%s", u);
+		if (used < sizeof(list))
+			used += snprintf(list + used, sizeof(list) - used, "%s%s", n > 1 ? ", " : "", u);
+	}
+	if (!exact && rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	if (!exact && !n) {
+		nt_err_set(err, "map store '%s' has no calibration of GPU '%s'", s->path, prefix);
+		goto out;
+	}
+	if (!exact && n > 1) {
+		nt_err_set(err, "'%s' is the start of %d GPU UUIDs in map store '%s': %s%s", prefix, n,
+			   s->path, list, used >= sizeof(list) ? " ..." : "");
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int nt_store_find_same(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM calib WHERE uuid = ?1 AND created_at = ?2 "
+			       "AND host = ?3 ORDER BY id LIMIT 1", -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, m->gpu.uuid, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, m->created_at);
+	sqlite3_bind_text(st, 3, m->host, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	ret = rc == SQLITE_ROW;
+	if (ret)
+		*id = sqlite3_column_int64(st, 0);
+out:
+	sqlite3_finalize(st);
+	return ret;
 }
 
 int nt_store_count(struct nt_store *s, const char *uuid, int64_t *n, struct nt_err *err)

@@ -84,7 +84,7 @@ static double agreement(const double *x, double tx, const double *y, double ty, 
  * fall on either side (rank-1 term of the first-touch matrix), what the
  * accesses right after cost in each, and whether either split is the
  * line matrix's. */
-static int ft_report(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err)
+static void ft_report(const struct nt_map *m, struct nt_map_report *r)
 {
 	size_t cells = (size_t)m->n_sm * m->n_line, n_low = 0, n_high = 0;
 	struct nt_fit fit;
@@ -112,16 +112,30 @@ static int ft_report(const struct nt_map *m, struct nt_map_report *r, struct nt_
 		r->repeat_lines_agree = agreement(m->ft_repeat, r->repeat2.threshold, m->line_lat,
 						  r->lines2.threshold, cells);
 	}
-	if (nt_fit_matrix(m->ft_first, m->n_sm, m->n_line, 1, &fit, err))
-		return -1;
-	for (int s = 0; s < m->n_sm && fit.k > 0; s++)
+	r->ft_fit_ok = !nt_fit_matrix(m->ft_first, m->n_sm, m->n_line, 1, "first-touch matrix", &fit,
+				      &r->ft_fit_err);
+	for (int s = 0; r->ft_fit_ok && s < m->n_sm && fit.k > 0; s++)
 		if (!isnan(fit.u[0][s]))
 			r->ft_part_size[fit.u[0][s] > 0 ? 0 : 1]++;
 	nt_fit_free(&fit);
-	return 0;
 }
 
-int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err)
+/* Rows of an n_sm x n_line matrix with at least one value. */
+static int measured_rows(const double *mat, int n_sm, int n_line)
+{
+	int rows = 0;
+
+	for (int i = 0; i < n_sm; i++) {
+		int j = 0;
+
+		while (j < n_line && isnan(mat[(size_t)i * n_line + j]))
+			j++;
+		rows += j < n_line;
+	}
+	return rows;
+}
+
+void nt_map_report_build(const struct nt_map *m, struct nt_map_report *r)
 {
 	size_t cells = (size_t)m->n_sm * m->n_line;
 
@@ -131,18 +145,18 @@ int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct 
 	if (nt_halves_best(m->chain, m->n_sm, &r->halves))
 		r->halves.split = -1;
 	if (m->line_lat) {
-		if (nt_fit_matrix(m->line_lat, m->n_sm, m->n_line, NT_FIT_KMAX, &r->fit, err))
-			return -1;
 		r->has_lines = 1;
+		r->line_rows = measured_rows(m->line_lat, m->n_sm, m->n_line);
+		r->fit_ok = !nt_fit_matrix(m->line_lat, m->n_sm, m->n_line, NT_FIT_KMAX, "line matrix",
+					   &r->fit, &r->fit_err);
 		matrix_range(m->line_lat, cells, &r->line_min, &r->line_max);
-		for (int s = 0; s < m->n_sm && r->fit.k > 0; s++)
+		for (int s = 0; r->fit_ok && s < m->n_sm && r->fit.k > 0; s++)
 			if (!isnan(r->fit.u[0][s]))
 				r->part_size[r->fit.u[0][s] > 0 ? 0 : 1]++;
 		nt_split2(m->line_lat, cells, &r->lines2);
 	}
-	if (m->ft_first && ft_report(m, r, err))
-		return -1;
-	return 0;
+	if (m->ft_first)
+		ft_report(m, r);
 }
 
 void nt_map_report_free(struct nt_map_report *r)
@@ -172,6 +186,9 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 	fprintf(f, "  %-16s %d SMs of %d, %s of %d x %d-load walks over %lld KiB\n", "", c->measured,
 		m->n_sm, m->params.statistic, m->params.chain_reps, m->params.chain_loads,
 		(long long)(m->params.chain_bytes >> 10));
+	if (!isnan(c->mean_gap))
+		fprintf(f, "  %-16s mean pairwise gap %.2f cycles (mean |difference| over all pairs of "
+			"SMs)\n", "", c->mean_gap);
 	if (m->noise)
 		fprintf(f, "  %-16s median |delta| %.3f cycles, max %.3f\n", "noise floor",
 			c->noise_median, c->noise_max);
@@ -183,11 +200,14 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 			r->halves.r);
 	if (r->has_lines) {
 		fprintf(f, "  %-16s %d SMs x %d lines, %.1f .. %.1f cycles", "line matrix",
-			r->fit.rows_used, m->n_line, r->line_min, r->line_max);
+			r->line_rows, m->n_line, r->line_min, r->line_max);
 		fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_lines : 0.0);
-		fprintf(f, "  %-16s R^2 additive %.3f, +1 interaction %.3f, +2 %.3f, +3 %.3f\n",
-			"model", r->fit.r2[0], r->fit.r2[1], r->fit.r2[2], r->fit.r2[3]);
-		if (r->fit.k > 0)
+		if (r->fit_ok)
+			fprintf(f, "  %-16s R^2 additive %.3f, +1 interaction %.3f, +2 %.3f, +3 %.3f\n",
+				"model", r->fit.r2[0], r->fit.r2[1], r->fit.r2[2], r->fit.r2[3]);
+		else
+			fprintf(f, "  %-16s fit n/a: %s\n", "model", r->fit_err.msg);
+		if (r->fit_ok && r->fit.k > 0)
 			fprintf(f, "  %-16s %d and %d SMs on either side of the first interaction "
 				"term\n", "partitions", r->part_size[0], r->part_size[1]);
 		text_split(f, "line latencies", &r->lines2);
@@ -195,9 +215,13 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 	if (r->has_ft) {
 		text_split(f, "first touch", &r->first2);
 		text_split(f, "right after", &r->repeat2);
-		fprintf(f, "  %-16s %d and %d SMs on either side; right after, first-touch low %+.1f, "
-			"high %+.1f\n", "", r->ft_part_size[0], r->ft_part_size[1], -r->ft_step_low,
-			-r->ft_step_high);
+		if (r->ft_fit_ok)
+			fprintf(f, "  %-16s %d and %d SMs on either side; right after, first-touch low "
+				"%+.1f, high %+.1f\n", "", r->ft_part_size[0], r->ft_part_size[1],
+				-r->ft_step_low, -r->ft_step_high);
+		else
+			fprintf(f, "  %-16s fit n/a: %s\n  %-16s right after, first-touch low %+.1f, "
+				"high %+.1f\n", "", r->ft_fit_err.msg, "", -r->ft_step_low, -r->ft_step_high);
 		if (!isnan(r->ft_lines_agree))
 			fprintf(f, "  %-16s same side as the line matrix: first touch %.0f%%, right after "
 				"%.0f%% of cells\n", "", 100 * r->ft_lines_agree, 100 * r->repeat_lines_agree);
@@ -239,6 +263,30 @@ static void json_int(struct nt_json *j, const char *key, int64_t v)
 	nt_json_int(j, v);
 }
 
+/* "partition_sizes": [a, b], or null when the fit is n/a. */
+static void json_sizes(struct nt_json *j, int ok, const int size[2])
+{
+	nt_json_key(j, "partition_sizes");
+	if (!ok) {
+		nt_json_null(j);
+		return;
+	}
+	nt_json_begin_array(j);
+	nt_json_int(j, size[0]);
+	nt_json_int(j, size[1]);
+	nt_json_end_array(j);
+}
+
+/* "fit_error": null, or why the fit is n/a. */
+static void json_error(struct nt_json *j, int ok, const struct nt_err *err)
+{
+	nt_json_key(j, "fit_error");
+	if (ok)
+		nt_json_null(j);
+	else
+		nt_json_str(j, err->msg);
+}
+
 void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_map_report *r,
 		     const struct nt_calib_stats *st, int64_t store_id)
 {
@@ -263,6 +311,7 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 	json_num(j, "mean", c->mean);
 	json_num(j, "median", c->median);
 	json_num(j, "spread_pct", c->spread_pct);
+	json_num(j, "mean_gap", c->mean_gap);
 	json_int(j, "fastest_sm", c->argmin);
 	json_int(j, "slowest_sm", c->argmax);
 	json_num(j, "noise_median", c->noise_median);
@@ -289,12 +338,12 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 		json_num(j, "min", r->line_min);
 		json_num(j, "max", r->line_max);
 		nt_json_key(j, "r2");
-		nt_json_double_array(j, r->fit.r2, NT_FIT_KMAX + 1);
-		nt_json_key(j, "partition_sizes");
-		nt_json_begin_array(j);
-		nt_json_int(j, r->part_size[0]);
-		nt_json_int(j, r->part_size[1]);
-		nt_json_end_array(j);
+		if (r->fit_ok)
+			nt_json_double_array(j, r->fit.r2, NT_FIT_KMAX + 1);
+		else
+			nt_json_null(j);
+		json_sizes(j, r->fit_ok, r->part_size);
+		json_error(j, r->fit_ok, &r->fit_err);
 		json_split(j, "populations", &r->lines2);
 		nt_json_end_object(j);
 	}
@@ -303,11 +352,8 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 		nt_json_begin_object(j);
 		json_split(j, "first", &r->first2);
 		json_split(j, "repeat", &r->repeat2);
-		nt_json_key(j, "partition_sizes");
-		nt_json_begin_array(j);
-		nt_json_int(j, r->ft_part_size[0]);
-		nt_json_int(j, r->ft_part_size[1]);
-		nt_json_end_array(j);
+		json_sizes(j, r->ft_fit_ok, r->ft_part_size);
+		json_error(j, r->ft_fit_ok, &r->ft_fit_err);
 		json_num(j, "step_low", r->ft_step_low);
 		json_num(j, "step_high", r->ft_step_high);
 		json_num(j, "first_vs_lines_agreement", r->ft_lines_agree);

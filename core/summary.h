@@ -2,9 +2,13 @@
  * summary.h - what a map says, in a few lines: the numbers `calibrate`
  * prints after a run and `map show` prints for a stored map.
  *
- * nt_summarize() computes everything once (chain statistics, noise, TPC
- * pairs, mirror halves, the model fits of the line matrix, the two
- * populations of the first-touch matrices); the printers only format it.
+ * nt_map_report_build() computes everything once (chain statistics,
+ * noise, TPC pairs, mirror halves, the model fits of the line matrix, the
+ * two populations of the first-touch matrices); the printers only format
+ * it.  It cannot fail: a model fit that does not work (a hole in the
+ * matrix, say) is recorded as unavailable with its reason, printed as
+ * "fit n/a: <reason>" (text) or null values and "fit_error" (JSON), and
+ * the rest of the report stands.
  * Text is for people (fits in 100 columns); the JSON keys are stable and
  * documented in docs/calibration.md.
  */
@@ -33,17 +37,22 @@ struct nt_map_report {
 	struct nt_tpc tpc;
 	struct nt_halves halves;
 	int has_lines, has_ft;
+	int line_rows;			/* SMs with values in the line matrix */
+	int fit_ok;			/* 0: fit is empty and fit_err says why */
 	struct nt_fit fit;		/* of the line matrix, k <= 3 */
+	struct nt_err fit_err;
 	double line_min, line_max;
 	int part_size[2];		/* SMs with u1 > 0 and u1 < 0 */
 	struct nt_split2 lines2, first2, repeat2;
+	int ft_fit_ok;			/* the first-touch rank-1 fit; else ft_fit_err says why */
+	struct nt_err ft_fit_err;
 	int ft_part_size[2];		/* SMs on either side of the first-touch rank-1 term */
 	double ft_step_low, ft_step_high;	/* mean first - repeat in each first-touch population */
 	double ft_lines_agree;		/* share of cells where "first touch high" == "line matrix high" */
 	double repeat_lines_agree;	/* the same for the accesses right after */
 };
 
-int nt_map_report_build(const struct nt_map *m, struct nt_map_report *r, struct nt_err *err);
+void nt_map_report_build(const struct nt_map *m, struct nt_map_report *r);
 void nt_map_report_free(struct nt_map_report *r);
 
 /* Split n values (NANs ignored) into two populations. */

@@ -23,7 +23,8 @@
 
 #define NT_PROBE_THREADS 32
 #define NT_REC_HEAD 4
-#define NT_REC_NONE 0xffffffffULL
+/* All bits set: the host clears the records with 0xff bytes. */
+#define NT_REC_NONE (~0ULL)
 #define NT_LINE_BYTES 128
 
 struct nt_probe_args {

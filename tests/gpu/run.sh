@@ -51,6 +51,13 @@ check "export and re-import a real map, identical" sh -c "
 	'$NT' map --store '$W/b.db' import '$W/a.json' &&
 	'$NT' map --store '$W/b.db' export latest --output '$W/b.json' && cmp '$W/a.json' '$W/b.json'"
 check "diff of a map with itself is zero" sh -c "'$NT' map diff latest '$W/a.json' | grep -q 'beyond 3x their floor      0 of'"
+echo keep >"$W/exists.json"
+check "--output to an existing file is refused before measuring" sh -c "
+	! '$NT' calibrate --device 0 --quick --no-store --output '$W/exists.json' >'$W/out' 2>'$W/err' &&
+	grep -q 'exists' '$W/err' && ! grep -q 'chain map' '$W/out' && [ \"\$(cat '$W/exists.json')\" = keep ]"
+check "--output PATH/ is a folder, made if missing" sh -c "
+	'$NT' calibrate --device 0 --quick --no-store --quiet --output '$W/new/' >/dev/null &&
+	ls '$W/new/' | grep -q '^GPU-.*\.json$'"
 check "--device out of range is a clear error" sh -c "'$NT' calibrate --device 99 --no-store 2>&1 | grep -q 'only'"
 echo "gpu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -103,6 +103,24 @@ static void test_term_h200_fits(void **state)
 	free(out);
 }
 
+/* A value of hundreds of digits (a damaged map) gets a %g cell, in
+ * plain and colour mode, instead of overflowing the row. */
+static void test_term_huge_values(void **state)
+{
+	double v[8] = { 282.9, 283.1, 283.0, 284.2, 283.3, 1e200, -1e200, NAN };
+	char *out;
+	int lines;
+
+	for (int color = 0; color <= 1; color++) {
+		RENDER(out, nt_heatmap_term(f, v, 8, 16, color, "cycles"));
+		assert_true(max_columns(out, &lines) <= 100);
+		assert_non_null(strstr(out, " 1e+200"));
+		assert_non_null(strstr(out, "-1e+200"));
+		assert_non_null(strstr(out, "min -1e+200 (sm 6)  max 1e+200 (sm 5)"));
+		free(out);
+	}
+}
+
 static void test_term_color(void **state)
 {
 	double v[20];
@@ -250,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_term_plain_golden),
 		cmocka_unit_test(test_term_h200_fits),
+		cmocka_unit_test(test_term_huge_values),
 		cmocka_unit_test(test_term_color),
 		cmocka_unit_test(test_svg_vector),
 		cmocka_unit_test(test_svg_all_missing),

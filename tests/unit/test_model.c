@@ -99,7 +99,7 @@ static void test_additive_exact(void **state)
 	zero_sum(a, NS, 30);
 	zero_sum(b, NL, 10);
 	m = make_matrix(NS, NL, 300, a, b, 0, NULL, NULL, NULL, 0);
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 2, &fit, &err), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 2, NULL, &fit, &err), 0);
 	assert_int_equal(fit.rows_used, NS);
 	assert_true(fabs(fit.mu - 300) < 1e-9);
 	for (int i = 0; i < NS; i++)
@@ -142,7 +142,7 @@ static void test_rank1_partition(void **state)
 	for (int j = 0; j < NL; j++)
 		v[j] /= sqrt(nv);
 	m = make_matrix(NS, NL, 380, a, b, 1, &s, uu, vv, 0.5);
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 2, &fit, &err), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 2, NULL, &fit, &err), 0);
 	assert_true(fit.r2[0] < 0.3);
 	assert_true(fit.r2[1] > 0.99);
 	assert_true(fit.r2[2] >= fit.r2[1]);
@@ -172,7 +172,7 @@ static void test_rank3_exact(void **state)
 		orthovec(v[t], NL, v, t);
 	}
 	m = make_matrix(NS, NL, 250, a, b, 3, s, u, v, 0);
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, &fit, &err), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, NULL, &fit, &err), 0);
 	assert_int_equal(fit.k, 3);
 	assert_true(fit.r2[0] < fit.r2[1] && fit.r2[1] < fit.r2[2]);
 	assert_true(fabs(fit.r2[3] - 1) < 1e-10);
@@ -203,7 +203,7 @@ static void test_degenerate_terms(void **state)
 		orthovec(v[t], NL, v, t);
 	}
 	m = make_matrix(NS, NL, 100, a, b, 2, s, u, v, 0);
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, &fit, NULL), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, NULL, &fit, NULL), 0);
 	assert_int_equal(fit.k, 2);
 	assert_true(fabs(fit.sigma[0] - 9) < 1e-9 && fabs(fit.sigma[1] - 9) < 1e-9);
 	assert_true(fabs(fit.r2[2] - 1) < 1e-12 && fabs(fit.r2[3] - 1) < 1e-12);
@@ -235,8 +235,8 @@ static void test_skipped_rows(void **state)
 		for (int j = 0; j < NL; j++)
 			m[i * NL + j] = NAN;
 	}
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 1, &full, NULL), 0);
-	assert_int_equal(nt_fit_matrix(packed, NS - 2, NL, 1, &part, NULL), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 1, NULL, &full, NULL), 0);
+	assert_int_equal(nt_fit_matrix(packed, NS - 2, NL, 1, NULL, &part, NULL), 0);
 	assert_int_equal(full.rows_used, NS - 2);
 	assert_true(isnan(full.a[3]) && isnan(full.a[11]) && isnan(full.u[0][3]));
 	assert_true(fabs(full.mu - part.mu) < 1e-9);
@@ -264,23 +264,23 @@ static void test_hole_is_error(void **state)
 	for (int c = 0; c < 6 * 8; c++)
 		m[c] = 300 + c % 5;
 	m[5 * 8 + 7] = NAN;
-	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
-	assert_non_null(strstr(err.msg, "sm 5 line 7"));
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, "first-touch matrix", &fit, &err), -1);
+	assert_string_equal(err.msg, "first-touch matrix: sm 5 line 7 is not measured");
 	assert_null(fit.a);
 	nt_fit_free(&fit);
 	m[5 * 8 + 7] = INFINITY;
-	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, NULL, &fit, &err), -1);
 	assert_non_null(strstr(err.msg, "not finite"));
 	for (int j = 0; j < 8; j++)
 		m[5 * 8 + j] = -INFINITY;	/* not the same as unmeasured */
-	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, NULL, &fit, &err), -1);
 	assert_non_null(strstr(err.msg, "sm 5 line 0 is not finite"));
 	for (int c = 0; c < 6 * 8; c++)
 		m[c] = NAN;
-	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, &fit, &err), -1);
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 1, NULL, &fit, &err), -1);
 	assert_non_null(strstr(err.msg, "no SM"));
-	assert_int_equal(nt_fit_matrix(m, 6, 8, 4, &fit, &err), -1);
-	assert_int_equal(nt_fit_matrix(m, 0, 8, 1, &fit, NULL), -1);
+	assert_int_equal(nt_fit_matrix(m, 6, 8, 4, NULL, &fit, &err), -1);
+	assert_int_equal(nt_fit_matrix(m, 0, 8, 1, NULL, &fit, NULL), -1);
 }
 
 /* Flipping the sign of the planted term must not flip the output's u. */
@@ -298,8 +298,8 @@ static void test_sign_is_fixed(void **state)
 		orthovec(v, NL, NULL, 0);
 		m1 = make_matrix(NS, NL, 0, a, b, 1, &s, uu, vv, 0);
 		m2 = make_matrix(NS, NL, 0, a, b, 1, &ms, uu, vv, 0);
-		assert_int_equal(nt_fit_matrix(m1, NS, NL, 1, &f1, NULL), 0);
-		assert_int_equal(nt_fit_matrix(m2, NS, NL, 1, &f2, NULL), 0);
+		assert_int_equal(nt_fit_matrix(m1, NS, NL, 1, NULL, &f1, NULL), 0);
+		assert_int_equal(nt_fit_matrix(m2, NS, NL, 1, NULL, &f2, NULL), 0);
 		assert_sign_rule(f1.u[0], NS);
 		for (int i = 0; i < NS; i++)
 			assert_true(fabs(f1.u[0][i] - f2.u[0][i]) < 1e-12);
@@ -330,7 +330,7 @@ static void test_speed_h200_size(void **state)
 	}
 	m = make_matrix(NS, NL, 300, a, b, 2, s, u, v, 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, &fit, NULL), 0);
+	assert_int_equal(nt_fit_matrix(m, NS, NL, 3, NULL, &fit, NULL), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	print_message("fit 132 x 256, k = 3: %.1f ms\n", ms);

@@ -241,6 +241,115 @@ static void test_bad_map_refused(void **state)
 	free(path);
 }
 
+/* A calibration edited behind nucatrace's back is refused, naming the
+ * store and the calibration, never read as a smaller or absurd map. */
+static void test_damaged_rows(void **state)
+{
+	static const struct {
+		const char *stmt, *want;
+	} cases[] = {
+		{ "DELETE FROM sm_value WHERE sm = 1", "sm_value has 2 of 3 rows" },
+		{ "DELETE FROM line_offset WHERE line = 0", "line_offset has 1 of 2 rows" },
+		{ "DELETE FROM line_value WHERE sm = 2 AND line = 1", "line_value has 5 of 6 rows" },
+		{ "UPDATE calib SET sm_count = 4", "sm_count differs from n_sm" },
+		{ "UPDATE calib SET n_sm = 4, sm_count = 4", "sm_value has 3 of 4 rows" },
+		{ "UPDATE calib SET n_sm = 5000, sm_count = 5000", "bad sizes" },
+		{ "UPDATE calib SET n_line = 100000", "bad sizes" },
+		{ "UPDATE sm_value SET chain = 1e200 WHERE sm = 2",
+		  "chain of sm 2 is 1e+200: not a latency of 0..1000000 cycles" },
+		{ "UPDATE sm_value SET noise = -1 WHERE sm = 0", "noise of sm 0 is -1" },
+		{ "UPDATE line_value SET ft_first = 2e6 WHERE sm = 1 AND line = 0",
+		  "ft_first of sm 1 line 0 is 2e+06" },
+		{ "UPDATE calib SET created_at = 100000000000000000",
+		  "created_at is not a time in the years 1970..9999" },
+	};
+	char *path = path_in(state, "damaged.db");
+	struct nt_map *m = sample_map(3, 2, NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH, 1), *back;
+	struct nt_err err;
+	char want[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nt_store *s;
+		int64_t id;
+
+		remove(path);
+		s = open_ok(path, 1);
+		if (nt_store_add(s, m, &id, &err))
+			fail_msg("%s", err.msg);
+		nt_store_close(s);
+		sql(path, cases[i].stmt);
+		s = open_ok(path, 0);
+		back = (struct nt_map *)1;
+		assert_int_equal(nt_store_get(s, id, &back, &err), -1);
+		assert_null(back);
+		snprintf(want, sizeof(want), "map store '%s': calibration %lld is damaged: %s", path,
+			 (long long)id, cases[i].want);
+		if (strncmp(err.msg, want, strlen(want)))
+			fail_msg("after '%s':\n  got  %s\n  want %s", cases[i].stmt, err.msg, want);
+		nt_store_close(s);
+	}
+	nt_map_free(m);
+	free(path);
+}
+
+static void test_resolve_uuid(void **state)
+{
+	char *path = path_in(state, "uuids.db"), uuid[NT_UUID_LEN];
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_err err = { "" };
+	const int seeds[] = { 1, 2, 0x10, 0x10 };
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		struct nt_map *m = sample_map(2, 0, 0, seeds[i]);
+
+		if (nt_store_add(s, m, NULL, &err))
+			fail_msg("%s", err.msg);
+		nt_map_free(m);
+	}
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-00000001", uuid, sizeof(uuid), &err), 0);
+	assert_string_equal(uuid, "GPU-00000001-1c2d-3e4f-5a6b-7c8d9e0f1a2b");
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-0000001", uuid, sizeof(uuid), &err), 0);
+	assert_string_equal(uuid, "GPU-00000010-1c2d-3e4f-5a6b-7c8d9e0f1a2b");
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-00000002-1c2d-3e4f-5a6b-7c8d9e0f1a2b", uuid,
+					       sizeof(uuid), &err), 0);
+	assert_string_equal(uuid, "GPU-00000002-1c2d-3e4f-5a6b-7c8d9e0f1a2b");
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-0000000", uuid, sizeof(uuid), &err), -1);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "'GPU-0000000' is the start of 2 GPU UUIDs"));
+	assert_non_null(strstr(err.msg, "GPU-00000001-1c2d-3e4f-5a6b-7c8d9e0f1a2b, "
+				"GPU-00000002-1c2d-3e4f-5a6b-7c8d9e0f1a2b"));
+	/* no LIKE wildcards */
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-0000000_", uuid, sizeof(uuid), &err), -1);
+	assert_non_null(strstr(err.msg, "no calibration of GPU 'GPU-0000000_'"));
+	assert_int_equal(nt_store_resolve_uuid(s, "GPU-%1", uuid, sizeof(uuid), &err), -1);
+	assert_int_equal(nt_store_resolve_uuid(s, "gpu-00000001", uuid, sizeof(uuid), &err), -1);
+	nt_store_close(s);
+	free(path);
+}
+
+static void test_find_same(void **state)
+{
+	char *path = path_in(state, "same.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *m = sample_map(2, 0, 0, 3);
+	struct nt_err err = { "" };
+	int64_t id = 0, found = -1;
+
+	assert_int_equal(nt_store_find_same(s, m, &found, &err), 0);
+	if (nt_store_add(s, m, &id, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(nt_store_find_same(s, m, &found, &err), 1);
+	assert_int_equal(found, id);
+	m->created_at++;	/* another run of the same GPU */
+	assert_int_equal(nt_store_find_same(s, m, &found, &err), 0);
+	m->created_at--;
+	strcpy(m->host, "elsewhere");
+	assert_int_equal(nt_store_find_same(s, m, &found, &err), 0);
+	nt_store_close(s);
+	nt_map_free(m);
+	free(path);
+}
+
 static void test_missing_and_create(void **state)
 {
 	char *path = path_in(state, "a/b/c/maps.db"), *dir = path_in(state, "a/b");
@@ -279,13 +388,25 @@ static void test_unwritable(void **state)
 	free(path);
 }
 
+/* Only a command that writes (create = 1) makes an empty file a store;
+ * a reader refuses it and leaves it as it was. */
 static void test_empty_file_becomes_store(void **state)
 {
 	char *path = path_in(state, "empty.db");
+	struct nt_store *s = (struct nt_store *)1;
+	struct nt_err err = { "" };
+	struct stat st;
 
 	write_file(path, "", 0);
-	nt_store_close(open_ok(path, 0));
+	assert_int_equal(nt_store_open(path, 0, &s, &err), -1);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "it is empty"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	nt_store_close(open_ok(path, 1));
 	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
+	nt_store_close(open_ok(path, 0));
 	free(path);
 }
 
@@ -365,6 +486,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema_is_plain_sql, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_map_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_uuid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_find_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_becomes_store, setup, teardown),

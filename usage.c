@@ -1,17 +1,10 @@
-#include "cli.h"
+/* Errors and progress of the command line (usage.h). */
+#include "usage.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
-
-#ifndef NT_VERSION
-#define NT_VERSION "0.0.0"
-#endif
-const char nt_version[] = NT_VERSION;
 
 int nt_quiet;
 static int progress_open;
@@ -74,6 +67,20 @@ void usage_error(const char *usage, const char *fmt, ...)
 	exit(NT_EXIT_USAGE);
 }
 
+void usage_bad_option(const char *usage, const char *cmd, int o, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	int len = (int)strcspn(arg, "=");
+
+	if (o == ':')
+		usage_error(usage, "%s: option '%s' needs a value", cmd, arg);
+	if (arg[0] == '-' && arg[1] == '-' && optopt && arg[len])
+		usage_error(usage, "%s: option '%.*s' takes no value", cmd, len, arg);
+	if (arg[0] == '-' && arg[1] == '-')
+		usage_error(usage, "%s: unknown option '%.*s'", cmd, len, arg);
+	usage_error(usage, "%s: unknown option '-%c'", cmd, optopt ? optopt : '?');
+}
+
 static int progress_wanted(void)
 {
 	static int wanted = -1;
@@ -109,45 +116,4 @@ void nt_progress_done(void)
 		fputc('\n', stderr);
 		progress_open = 0;
 	}
-}
-
-int nt_parse_int(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int nt_parse_size(const char *s, long long *out)
-{
-	static const struct { const char *suffix; long long mult; } units[] = {
-		{ "", 1 }, { "k", 1LL << 10 }, { "kib", 1LL << 10 }, { "m", 1LL << 20 },
-		{ "mib", 1LL << 20 }, { "g", 1LL << 30 }, { "gib", 1LL << 30 },
-	};
-	char *end;
-	long long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(end, units[i].suffix))
-			continue;
-		if (v > LLONG_MAX / units[i].mult)
-			return -1;
-		*out = v * units[i].mult;
-		return 0;
-	}
-	return -1;
 }

@@ -1,5 +1,8 @@
 /*
- * cli.h - error reporting and option helpers shared by the front ends.
+ * usage.h - how the nucatrace command line reports errors and progress
+ * (git's usage.c).  Front ends only: the core is also linked into the
+ * interposer, which must never print on its own or exit the host
+ * program, so nothing under core/ may use these.
  *
  * git's trio: die() prints "nucatrace: fatal: ..." and exits with
  * NT_EXIT_FATAL; error() prints "nucatrace: error: ..." and returns -1 so
@@ -9,11 +12,9 @@
  *
  * Progress lines (nt_progress) go to stderr only when stderr is a
  * terminal or NUCATRACE_PROGRESS=1, and never when --quiet was given.
- *
- * Not for the interposer: it must never exit the host program.
  */
-#ifndef NT_CLI_H
-#define NT_CLI_H
+#ifndef NT_USAGE_H
+#define NT_USAGE_H
 
 #include <stdio.h>
 
@@ -30,16 +31,15 @@ int error(const char *fmt, ...) NT_ATTR_PRINTF(1, 2);
 void warning(const char *fmt, ...) NT_ATTR_PRINTF(1, 2);
 _Noreturn void usage_error(const char *usage, const char *fmt, ...) NT_ATTR_PRINTF(2, 3);
 
+/* After getopt_long() (with opterr = 0 and an optstring that starts with
+ * ':') returned o, '?' or ':', for argv: one line naming the bad option
+ * ("map show: unknown option '--jsn'", "calibrate: option '--device'
+ * needs a value"), then the usage, and exit NT_EXIT_USAGE. */
+_Noreturn void usage_bad_option(const char *usage, const char *cmd, int o, char **argv);
+
 extern int nt_quiet;
 void nt_progress(const char *fmt, ...) NT_ATTR_PRINTF(1, 2);
 /* End a progress line (newline if one is open). */
 void nt_progress_done(void);
-
-/* Strict number parsing: whole string, range checked.  0 or -1. */
-int nt_parse_int(const char *s, long lo, long hi, long *out);
-int nt_parse_size(const char *s, long long *out);	/* "2M", "64KiB", "4096" */
-
-/* Version of the tool, from the Makefile. */
-extern const char nt_version[];
 
 #endif
