@@ -128,9 +128,11 @@ $(BUILD)/tests/gpu/drvapi: tests/gpu/progs/drvapi.c
 
 test-gpu: all $(GPU_PROGS)
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
+	@BUILD=$(BUILD) tests/gpu/interposer.sh
 
-bench: all
+bench: all $(GPU_PROGS)
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
+	@BUILD=$(BUILD) tests/bench/interposer.sh
 
 # The CPU tests again under AddressSanitizer and UBSan, in their own tree.
 asan:
@@ -139,6 +141,8 @@ asan:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/nucatrace $(DESTDIR)$(PREFIX)/bin/nucatrace
+	install -d $(DESTDIR)$(PREFIX)/lib/nucatrace
+	install -m 755 $(BUILD)/libnucatrace.so $(DESTDIR)$(PREFIX)/lib/nucatrace/libnucatrace.so
 
 # The main job: calibrate the GPUs here, or show the bundled H200 map.
 demo: all

@@ -1,0 +1,226 @@
+/* nucatrace run: trace an unmodified program (LD_PRELOAD of libnucatrace.so). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "parse.h"
+#include "usage.h"
+#include "version.h"
+#include "commands.h"
+#include "store.h"
+
+static const char usage[] =
+	"nucatrace run [--mode blocks|kernels|off] [--sample POLICY] [--output-dir DIR]\n"
+	"       [--output PATTERN] [--store PATH] [--no-calibrate] [--buffer-blocks N]\n"
+	"       [--quiet] [--] PROGRAM [ARGS...]";
+
+static const char help[] =
+	"Run PROGRAM with libnucatrace.so preloaded: every traced kernel launch gets,\n"
+	"per thread block, the SM that ran it and its start and end times, in one trace\n"
+	"file per process (SQLite, docs/trace-format.md).\n"
+	"\n"
+	"  --mode M           blocks (default): per-block records; off: run untraced\n"
+	"  --sample POLICY    which launches to trace, e.g. all, first=8,every=1000,\n"
+	"                     match=*gemm*, max=100 (default first=8,every=1000)\n"
+	"  --output-dir DIR   where trace files go (default: the current folder)\n"
+	"  --output PATTERN   file name; %h host, %p pid, %r -rank<N>, %t time\n"
+	"  --store PATH       the map store (calibration maps are copied into traces)\n"
+	"  --no-calibrate     do not measure a quick map of a GPU the store lacks\n"
+	"  --buffer-blocks N  block records buffered per CUDA context (default 262144)\n"
+	"  --quiet            no summary from the traced program\n"
+	"\n"
+	"The exit code is PROGRAM's (128 + signal number if a signal ended it).\n";
+
+static void setenv_or_die(const char *name, const char *value)
+{
+	if (value && setenv(name, value, 1))
+		die("cannot set %s: %s", name, strerror(errno));
+}
+
+/* libnucatrace.so beside this binary (build tree) or in ../lib/nucatrace. */
+static void find_library(char *buf, size_t len)
+{
+	static const char *const rel[] = { "libnucatrace.so", "../lib/nucatrace/libnucatrace.so" };
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *env = getenv("NUCATRACE_LIBRARY");
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		if (access(buf, R_OK))
+			die("NUCATRACE_LIBRARY '%s': %s", buf, strerror(errno));
+		return;
+	}
+	if (n <= 0)
+		die("cannot find this program's path: %s", strerror(errno));
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(buf, len, "%s/%s", exe, rel[i]) < (int)len && !access(buf, R_OK))
+			return;
+	}
+	die("cannot find libnucatrace.so next to %s or in %s/../lib/nucatrace (set NUCATRACE_LIBRARY)",
+	    exe, exe);
+}
+
+static void on_progress(const char *stage)
+{
+	nt_progress("calibrate: %s", stage);
+}
+
+/* A quick chain map of every GPU the store has no map of, so the trace
+ * can carry one.  Problems here are warnings: tracing goes ahead. */
+static void calibrate_missing(const char *store_path)
+{
+	struct nt_store *store = NULL;
+	struct nt_calib_opts o;
+	struct nt_cuda cu;
+	struct nt_err err;
+	char path[PATH_MAX];
+	int count = 0;
+
+	if (nt_cuda_load(&cu, &err))
+		return;
+	if (cu.cuDeviceGetCount(&count) || !count)
+		goto out;
+	if (!store_path && !(store_path = nt_store_default_path(path, sizeof(path))))
+		goto out;
+	if (nt_store_open(store_path, 1, &store, &err)) {
+		warning("%s; not calibrating", err.msg);
+		goto out;
+	}
+	nt_calib_defaults(&o);
+	o.parts = 0;
+	o.progress = on_progress;
+	for (int d = 0; d < count; d++) {
+		struct nt_map *m = NULL;
+		struct nt_calib_stats st;
+		struct nt_gpu g;
+		int64_t id;
+
+		if (nt_gpu_query(&cu, d, &g, &err))
+			continue;
+		if (!nt_store_latest(store, g.uuid, &m, &err)) {
+			nt_map_free(m);
+			continue;
+		}
+		fprintf(stderr, "nucatrace: no map of %s in the store yet: a quick calibration first "
+				"(--no-calibrate skips it)\n", g.uuid);
+		if (nt_calib_run(&cu, d, &o, &m, &st, &err)) {
+			warning("device %d: %s", d, err.msg);
+			continue;
+		}
+		nt_progress_done();
+		snprintf(m->command, sizeof(m->command), "nucatrace run (quick calibration)");
+		snprintf(m->tool_version, sizeof(m->tool_version), "%s", nt_version);
+		gethostname(m->host, sizeof(m->host) - 1);
+		if (nt_store_add(store, m, &id, &err))
+			warning("%s", err.msg);
+		nt_map_free(m);
+	}
+out:
+	nt_store_close(store);
+	nt_cuda_unload(&cu);
+}
+
+static void preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+
+	if (!old || !*old) {
+		setenv_or_die("LD_PRELOAD", lib);
+		return;
+	}
+	if (asprintf(&v, "%s:%s", old, lib) < 0)
+		die("out of memory");
+	setenv_or_die("LD_PRELOAD", v);
+	free(v);
+}
+
+static int run_child(char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	int status;
+	pid_t pid;
+
+	/* Like a shell: a ^C reaches the program, which decides; we wait. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "nucatrace: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' }, { "sample", required_argument, NULL, 's' },
+		{ "output-dir", required_argument, NULL, 'd' }, { "output", required_argument, NULL, 'o' },
+		{ "store", required_argument, NULL, 'S' }, { "no-calibrate", no_argument, NULL, 'n' },
+		{ "buffer-blocks", required_argument, NULL, 'b' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	const char *mode = "blocks", *store = NULL;
+	char lib[PATH_MAX];
+	int calibrate = 1, o;
+	long v;
+
+	optind = 1;
+	/* '+': stop at the program's name, its options are its own. */
+	while ((o = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+		switch (o) {
+		case 'm':
+			if (strcmp(optarg, "blocks") && strcmp(optarg, "off"))
+				usage_error(usage, "--mode: '%s' is not blocks or off (kernels mode is "
+					    "not built yet)", optarg);
+			mode = optarg;
+			break;
+		case 's': setenv_or_die("NUCATRACE_SAMPLE", optarg); break;
+		case 'd': setenv_or_die("NUCATRACE_OUTPUT_DIR", optarg); break;
+		case 'o': setenv_or_die("NUCATRACE_OUTPUT_PATTERN", optarg); break;
+		case 'S': store = optarg; setenv_or_die("NUCATRACE_STORE", optarg); break;
+		case 'n': calibrate = 0; break;
+		case 'q': setenv_or_die("NUCATRACE_QUIET", "1"); break;
+		case 'b':
+			if (nt_parse_int(optarg, 1024, 1L << 26, &v))
+				usage_error(usage, "--buffer-blocks: '%s' is not a number in 1024..67108864",
+					    optarg);
+			setenv_or_die("NUCATRACE_BUFFER_BLOCKS", optarg);
+			break;
+		case 'h': printf("usage: %s\n\n%s", usage, help); return 0;
+		default: usage_error(usage, "unknown option");
+		}
+	}
+	if (optind == argc)
+		usage_error(usage, "which program?");
+	setenv_or_die("NUCATRACE_MODE", mode);
+	find_library(lib, sizeof(lib));
+	if (calibrate && strcmp(mode, "off"))
+		calibrate_missing(store);
+	if (strcmp(mode, "off"))
+		preload(lib);
+	fflush(NULL);
+	return run_child(argv + optind);
+}

@@ -1,0 +1,98 @@
+/*
+ * libnucatrace.so entry points.  Loaded by LD_PRELOAD (the constructor
+ * runs before main) or by the CUDA driver through
+ * CUDA_INJECTION64_PATH (InitializeInjection); whichever comes first
+ * initialises, once.  Any failure warns once and leaves the program
+ * alone: its results, output and exit code never change.
+ *
+ * Settings come from the environment (nucatrace run sets them):
+ *   NUCATRACE_MODE           blocks (default), kernels, or off
+ *   NUCATRACE_SAMPLE         sampling policy (sampling.h)
+ *   NUCATRACE_OUTPUT_DIR     where trace files go (default: .)
+ *   NUCATRACE_OUTPUT_PATTERN file name pattern (trace_name.h)
+ *   NUCATRACE_STORE          map store to copy maps from
+ *   NUCATRACE_BUFFER_BLOCKS  record buffer per context (default 262144)
+ *   NUCATRACE_EXIT_WAIT      seconds exit waits for running kernels (2)
+ *   NUCATRACE_QUIET          no summary or warnings on stderr
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "collector.h"
+#include "sampling.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static const char *env(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
+static void read_config(struct nt_config *c)
+{
+	long blocks = atol(env("NUCATRACE_BUFFER_BLOCKS", "262144"));
+	double wait = atof(env("NUCATRACE_EXIT_WAIT", "2"));
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->mode, sizeof(c->mode), "%s", env("NUCATRACE_MODE", "blocks"));
+	snprintf(c->sampling, sizeof(c->sampling), "%s", env("NUCATRACE_SAMPLE", NT_SAMPLING_DEFAULT));
+	c->output_dir = env("NUCATRACE_OUTPUT_DIR", NULL);
+	c->output_pattern = env("NUCATRACE_OUTPUT_PATTERN", NULL);
+	c->store = env("NUCATRACE_STORE", NULL);
+	c->buffer_blocks = blocks >= 1024 && blocks <= (1L << 26) ? (uint32_t)blocks : 262144;
+	c->exit_wait_s = wait >= 0 && wait <= 3600 ? wait : 2;
+	c->quiet = getenv("NUCATRACE_QUIET") != NULL;
+}
+
+/* Also in a child after fork(): the collector gave it a trace of its own. */
+static void at_exit(void)
+{
+	nt_collector_stop();
+}
+
+static void init(void)
+{
+	const struct nt_backend *b = NULL;
+	struct nt_config cfg;
+	struct nt_err err;
+
+	read_config(&cfg);
+	if (!strcmp(cfg.mode, "off"))
+		return;
+	if (!strcmp(cfg.mode, "blocks") || !strcmp(cfg.mode, "auto")) {
+		b = &nt_backend_blocks;
+	} else {
+		nt_warn("NUCATRACE_MODE '%s' is not supported (use blocks or off); not tracing",
+			cfg.mode);
+		return;
+	}
+	if (nt_collector_start(&cfg, b->name, &err)) {
+		nt_warn("%s; not tracing", err.msg);
+		return;
+	}
+	if (b->start(&cfg, &err)) {
+		nt_warn("%s; not tracing", err.msg);
+		nt_collector_stop();
+		return;
+	}
+	atexit(at_exit);
+}
+
+__attribute__((constructor)) static void on_load(void)
+{
+	pthread_once(&once, init);
+}
+
+/* The CUDA driver calls this when CUDA_INJECTION64_PATH names us. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	pthread_once(&once, init);
+	return 1;
+}

@@ -1,0 +1,85 @@
+/*
+ * sanitizer_abi.h - the part of the Compute Sanitizer API nucatrace uses,
+ * declared here because the build machines have no sanitizer headers.
+ *
+ * Names carry an nt_san_ / NT_SAN_ prefix so that this header and the
+ * real one (compute-sanitizer/include) can be compiled together:
+ * tests/gpu/abi_check.c does exactly that on the GPU machine and asserts
+ * that every size, field offset and enum value below equals NVIDIA's.
+ * Values and layouts are those of CUDA 13.0's sanitizer headers.
+ *
+ * The library itself (libsanitizer-public.so) is loaded with dlopen;
+ * sanitizer.def lists the entry points and their prototypes.
+ */
+#ifndef NT_SANITIZER_ABI_H
+#define NT_SANITIZER_ABI_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int nt_san_result;	/* SanitizerResult */
+#define NT_SAN_SUCCESS 0
+#define NT_SAN_ERROR_MAX_LIMIT_REACHED 10
+#define NT_SAN_ERROR_NOT_INITIALIZED 13
+
+typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
+#define NT_SAN_CB_DOMAIN_RESOURCE 3
+#define NT_SAN_CB_DOMAIN_LAUNCH 5
+
+/* Sanitizer_CallbackIdResource */
+#define NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED 3
+#define NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING 4
+#define NT_SAN_CBID_RESOURCE_MODULE_LOADED 9
+#define NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING 10
+
+/* Sanitizer_CallbackIdLaunch */
+#define NT_SAN_CBID_LAUNCH_BEGIN 1
+#define NT_SAN_CBID_LAUNCH_END 3
+
+typedef int nt_san_instruction;	/* Sanitizer_InstructionId */
+#define NT_SAN_INSTRUCTION_BLOCK_ENTER 1
+#define NT_SAN_INSTRUCTION_BLOCK_EXIT 2
+
+typedef struct nt_san_subscriber_st *nt_san_subscriber;	/* Sanitizer_SubscriberHandle */
+typedef struct nt_san_launch_st *nt_san_launch;		/* Sanitizer_LaunchHandle */
+typedef struct nt_san_stream_st *nt_san_stream;		/* Sanitizer_StreamHandle */
+
+typedef void (*nt_san_callback)(void *userdata, nt_san_domain domain, uint32_t cbid,
+				const void *cbdata);	/* Sanitizer_CallbackFunc */
+
+/* Sanitizer_ResourceContextData */
+struct nt_san_context_data {
+	CUcontext context;
+	CUdevice device;
+};
+
+/* Sanitizer_ResourceModuleData */
+struct nt_san_module_data {
+	CUcontext context;
+	CUmodule module;
+	size_t cubinSize;
+	const char *pCubin;
+	CUlibrary library;
+};
+
+/* Sanitizer_LaunchData */
+struct nt_san_launch_data {
+	CUcontext context;
+	CUstream stream;
+	nt_san_stream hStream;
+	CUmodule module;
+	CUfunction function;
+	const char *functionName;
+	uint32_t gridDim_x, gridDim_y, gridDim_z;
+	uint32_t blockDim_x, blockDim_y, blockDim_z;
+	uint32_t clusterDim_x, clusterDim_y, clusterDim_z;
+	uint64_t gridId;
+	nt_san_launch hLaunch;
+	CUdevice device;
+	CUcontext apiContext;
+	CUstream apiStream;
+	nt_san_stream hApiStream;
+};
+
+#endif

@@ -1,0 +1,87 @@
+// Device callbacks the Compute Sanitizer inserts at every block's entry
+// and exit (see blockrec.h).  Built with -Xptxas --compile-as-tools-patch
+// into a fatbin that the interposer hands to sanitizerAddPatches.
+// Callbacks run in every active thread of a warp; one lane per warp does
+// the work.
+#include "blockrec.h"
+
+typedef unsigned long long u64;
+
+// SanitizerPatchResult: 0 is SANITIZER_PATCH_SUCCESS.
+typedef unsigned int nt_patch_result;
+
+__device__ __forceinline__ unsigned lane(void)
+{
+	unsigned l;
+	asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+	return l;
+}
+
+__device__ __forceinline__ unsigned smid(void)
+{
+	unsigned s;
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+	return s;
+}
+
+__device__ __forceinline__ u64 gtime(void)
+{
+	u64 t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__device__ __forceinline__ unsigned block_id(const nt_launch_desc *d)
+{
+	return blockIdx.x + d->grid_x * (blockIdx.y + d->grid_y * blockIdx.z);
+}
+
+extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata, u64 pc)
+{
+	const nt_launch_desc *d = (const nt_launch_desc *)userdata;
+	unsigned mask = __activemask();
+	nt_blk_scratch *s;
+	u64 t, c;
+
+	if (!d || lane() != (unsigned)(__ffs(mask) - 1))
+		return 0;
+	t = gtime();
+	c = clock64();
+	s = &d->scratch[block_id(d)];
+	if (atomicAdd(&s->warps_in, 1u) == 0) {
+		s->t_start = t;
+		s->c_start = c;
+		s->smid = smid();
+	}
+	return 0;
+}
+
+extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata, u64 pc)
+{
+	const nt_launch_desc *d = (const nt_launch_desc *)userdata;
+	unsigned mask = __activemask(), n = __popc(mask), id;
+	volatile nt_blk_scratch *s;
+	volatile nt_block_rec *r;
+
+	if (!d || lane() != (unsigned)(__ffs(mask) - 1))
+		return 0;
+	id = block_id(d);
+	s = &d->scratch[id];
+	// Our start note (if we were first) is visible before we count out.
+	__threadfence();
+	if (atomicAdd((unsigned *)&s->threads_out, n) + n != d->threads)
+		return 0;
+	__threadfence();
+	r = &d->rec[id];
+	r->t_end = gtime();
+	r->c_end = clock64();
+	r->t_start = s->t_start;
+	r->c_start = s->c_start;
+	r->smid = s->smid;
+	r->warps = s->warps_in;
+	s->warps_in = 0;
+	s->threads_out = 0;
+	__threadfence_system();
+	r->tag = d->tag;
+	return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * Compiled on the GPU machine only (make abi-check, run by
+ * tests/gpu/run.sh): our own declarations of the Compute Sanitizer ABI
+ * (interposer/sanitizer_abi.h, sanitizer.def) against NVIDIA's headers
+ * from compute-sanitizer/include.  Compiling is the test: every size,
+ * offset, enum value and prototype must match.
+ */
+#include <stddef.h>
+
+#include <sanitizer.h>
+
+#include "interposer/sanitizer_abi.h"
+
+#define SAME(a, b) _Static_assert((a) == (b), #a " != " #b)
+#define FIELD(real, ours, f) SAME(offsetof(real, f), offsetof(struct ours, f))
+
+SAME(SANITIZER_SUCCESS, NT_SAN_SUCCESS);
+SAME(SANITIZER_ERROR_MAX_LIMIT_REACHED, NT_SAN_ERROR_MAX_LIMIT_REACHED);
+SAME(SANITIZER_ERROR_NOT_INITIALIZED, NT_SAN_ERROR_NOT_INITIALIZED);
+SAME(SANITIZER_CB_DOMAIN_RESOURCE, NT_SAN_CB_DOMAIN_RESOURCE);
+SAME(SANITIZER_CB_DOMAIN_LAUNCH, NT_SAN_CB_DOMAIN_LAUNCH);
+SAME(SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED);
+SAME(SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+SAME(SANITIZER_CBID_RESOURCE_MODULE_LOADED, NT_SAN_CBID_RESOURCE_MODULE_LOADED);
+SAME(SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING, NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+SAME(SANITIZER_CBID_LAUNCH_BEGIN, NT_SAN_CBID_LAUNCH_BEGIN);
+SAME(SANITIZER_CBID_LAUNCH_END, NT_SAN_CBID_LAUNCH_END);
+SAME(SANITIZER_INSTRUCTION_BLOCK_ENTER, NT_SAN_INSTRUCTION_BLOCK_ENTER);
+SAME(SANITIZER_INSTRUCTION_BLOCK_EXIT, NT_SAN_INSTRUCTION_BLOCK_EXIT);
+SAME(sizeof(SanitizerResult), sizeof(nt_san_result));
+SAME(sizeof(Sanitizer_CallbackDomain), sizeof(nt_san_domain));
+SAME(sizeof(Sanitizer_InstructionId), sizeof(nt_san_instruction));
+
+SAME(sizeof(Sanitizer_ResourceContextData), sizeof(struct nt_san_context_data));
+FIELD(Sanitizer_ResourceContextData, nt_san_context_data, context);
+FIELD(Sanitizer_ResourceContextData, nt_san_context_data, device);
+
+SAME(sizeof(Sanitizer_ResourceModuleData), sizeof(struct nt_san_module_data));
+FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, context);
+FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, module);
+FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, cubinSize);
+FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, pCubin);
+FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, library);
+
+SAME(sizeof(Sanitizer_LaunchData), sizeof(struct nt_san_launch_data));
+#define LAUNCH(f) FIELD(Sanitizer_LaunchData, nt_san_launch_data, f);
+LAUNCH(context) LAUNCH(stream) LAUNCH(hStream) LAUNCH(module) LAUNCH(function)
+LAUNCH(functionName) LAUNCH(gridDim_x) LAUNCH(gridDim_y) LAUNCH(gridDim_z) LAUNCH(blockDim_x)
+LAUNCH(blockDim_y) LAUNCH(blockDim_z) LAUNCH(clusterDim_x) LAUNCH(clusterDim_y)
+LAUNCH(clusterDim_z) LAUNCH(gridId) LAUNCH(hLaunch) LAUNCH(device) LAUNCH(apiContext)
+LAUNCH(apiStream) LAUNCH(hApiStream)
+
+/* Prototypes: read sanitizer.def with our type names mapped to NVIDIA's;
+ * each entry point must then have exactly the declared type. */
+#define nt_san_result SanitizerResult
+#define nt_san_subscriber Sanitizer_SubscriberHandle
+#define nt_san_callback Sanitizer_CallbackFunc
+#define nt_san_domain Sanitizer_CallbackDomain
+#define nt_san_instruction Sanitizer_InstructionId
+#define nt_san_launch Sanitizer_LaunchHandle
+#define nt_san_stream Sanitizer_StreamHandle
+#define NT_SAN(name, params) \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(name), SanitizerResult params), #name);
+#include "interposer/sanitizer.def"
+
+int main(void)
+{
+	return 0;
+}

@@ -1,0 +1,40 @@
+"""Invariants of a nucatrace trace file (tests/gpu): for every traced
+launch, exactly one record per block of the grid, SM ids below the SM
+count, start <= end, block times inside the launch span, warps as many as
+the block has.  Usage: check_trace.py TRACE [min_traced_launches]."""
+import sqlite3
+import sys
+
+path = sys.argv[1]
+want = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+meta = dict(db.execute("select key, value from meta"))
+assert meta.get("format") == "nucatrace-trace", meta
+sms = dict(db.execute("select device, sm_count from devices"))
+launches = db.execute(
+    "select launch, device, grid_x*grid_y*grid_z, block_x*block_y*block_z, blocks, t_start_ns, t_end_ns"
+    " from launches where traced = 1").fetchall()
+assert len(launches) >= want, f"{len(launches)} traced launches, want >= {want}"
+bad = 0
+for launch, dev, grid, threads, blocks, t0, t1 in launches:
+    rows = db.execute("select count(*), count(distinct block), min(block), max(block), max(sm),"
+                      " sum(t_start_ns > t_end_ns), min(t_start_ns), max(t_end_ns),"
+                      " sum(warps != ?) from blocks where launch = ?",
+                      ((threads + 31) // 32, launch)).fetchone()
+    n, distinct, lo, hi, max_sm, backwards, first, last, warps_off = rows
+    problems = []
+    if not (n == distinct == grid == blocks and lo == 0 and hi == grid - 1):
+        problems.append(f"{n} records ({distinct} distinct, {lo}..{hi}) for {grid} blocks")
+    if max_sm is None or max_sm >= sms.get(dev, 1 << 30):
+        problems.append(f"sm {max_sm} out of range")
+    if backwards:
+        problems.append(f"{backwards} blocks end before they start")
+    if first != t0 or last != t1:
+        problems.append("launch span does not match its blocks")
+    if warps_off:
+        problems.append(f"{warps_off} blocks with a wrong warp count")
+    if problems:
+        bad += 1
+        print(f"launch {launch}: " + "; ".join(problems))
+print(f"{path}: {len(launches)} traced launches, {bad} bad; backend {meta.get('backend')}")
+sys.exit(1 if bad else 0)

@@ -1,0 +1,52 @@
+#!/bin/sh
+# GPU checks of the interposer (part of make test-gpu): the sanitizer ABI
+# declarations against the real headers, then traced runs of our test
+# programs and of PyTorch, each checked with check_trace.py and compared
+# with an untraced run.  $1: folder for outputs (default: a temp dir).
+set -u
+B=${BUILD:-build}
+W=${1:-$(mktemp -d)}
+mkdir -p "$W"
+SAN_INC=${CUDA_HOME:-/usr/local/cuda}/compute-sanitizer/include
+pass=0 fail=0
+check() {
+	name=$1; shift
+	if "$@" >"$W/$name.log" 2>&1; then
+		pass=$((pass + 1)); echo "ok   $name"
+	else
+		fail=$((fail + 1)); echo "FAIL $name"; tail -15 "$W/$name.log" | sed 's/^/     /'
+	fi
+}
+check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr/local/cuda}/include -I. -o '$W/abi' tests/gpu/abi_check.c && '$W/abi'"
+
+# traced NAME SAMPLE FILES PROGRAM...: an untraced and a traced run print
+# the same; the traced one leaves FILES valid trace files.
+traced() {
+	t_name=$1 t_sample=$2 t_files=$3; shift 3
+	mkdir -p "$W/$t_name"
+	"$@" >"$W/$t_name/plain.out" 2>"$W/$t_name/plain.err" || return 1
+	"$B/nucatrace" run --no-calibrate --sample "$t_sample" --output-dir "$W/$t_name" -- "$@" \
+		>"$W/$t_name/traced.out" 2>"$W/$t_name/traced.err" || { cat "$W/$t_name/traced.err"; return 1; }
+	cat "$W/$t_name/traced.err"
+	sort "$W/$t_name/plain.out" >"$W/$t_name/plain.sorted"
+	sort "$W/$t_name/traced.out" >"$W/$t_name/traced.sorted"
+	cmp "$W/$t_name/plain.sorted" "$W/$t_name/traced.sorted" || return 1
+	n=0
+	for f in "$W/$t_name"/*.sqlite; do
+		python3 tests/gpu/check_trace.py "$f" 1 || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -eq "$t_files" ] || { echo "$n trace files, want $t_files"; return 1; }
+}
+export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+check static-cudart traced blocks all 1 "$B/tests/gpu/blocks"
+check shared-cudart traced shared all 1 "$B/tests/gpu/blocks_shared"
+check driver-api traced drvapi all 1 "$B/tests/gpu/drvapi"
+check threads-streams traced streams all 1 "$B/tests/gpu/streams"
+check cooperative-cluster traced coop all 1 "$B/tests/gpu/coop"
+check fork-exec traced forks all 3 "$B/tests/gpu/forks"
+check default-sampling traced sampled first=8,every=1000 1 "$B/tests/gpu/blocks"
+check pytorch-gemm traced torch all 1 python3 tests/gpu/progs/torch_gemm.py
+check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
+echo "interposer: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
