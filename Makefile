@@ -98,7 +98,11 @@ $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 	$(NVCC) -cubin -arch=sm_$* -o $@ $<
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
-FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so
+FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
+            $(BUILD)/tests/libfakesanitizer.so
+$(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c interposer/sanitizer.def interposer/sanitizer_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $<
 $(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
@@ -109,7 +113,7 @@ $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
 test: test-unit test-cli
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
-test-cli: $(BUILD)/nucatrace $(FAKECUDA)
+test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA)
 	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
 
 # Programs the GPU tests trace (tests/gpu/progs): nvcc's default static cudart.

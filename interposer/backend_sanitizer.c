@@ -66,11 +66,13 @@ static struct mod_state *modules;
 
 static const char *san_error(nt_san_result r)
 {
+	static _Thread_local char buf[32];
 	const char *s = NULL;
 
 	if (san.sanitizerGetResultString && !san.sanitizerGetResultString(r, &s) && s)
 		return s;
-	return "unknown sanitizer error";
+	snprintf(buf, sizeof(buf), "sanitizer error %d", (int)r);
+	return buf;
 }
 
 static struct ctx_buf *ctx_get(CUcontext ctx)

@@ -10,8 +10,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 NT=$(cd "$(dirname "${NUCATRACE:?set NUCATRACE to the binary}")" && pwd)/$(basename "$NUCATRACE")
 FAKE=$(cd "${FAKECUDA_DIR:-$root/build/tests}" && pwd)
+LIB=$(dirname "$NT")/libnucatrace.so
 DATA=$root/tests/data
-export NT FAKE DATA
+export NT FAKE DATA LIB
 pass=0 fail=0
 for dir in "$here"/t/*/; do
 	name=$(basename "$dir")
@@ -20,7 +21,7 @@ for dir in "$here"/t/*/; do
 	export TMP
 	out=$(cd "$TMP" && env -u NUCATRACE_STORE HOME="$TMP/home" XDG_DATA_HOME= \
 		NUCATRACE_PROGRESS=0 sh -e "$dir/cmd" 2>&1; echo "exit $?")
-	out=$(printf '%s\n' "$out" | sed "s|$DATA|DATA|g")
+	out=$(printf '%s\n' "$out" | sed -e "s|$DATA|DATA|g" -e "s|$LIB|LIB|g" -e "s|$FAKE|FAKE|g")
 	if [ "${UPDATE:-}" = 1 ]; then
 		printf '%s\n' "$out" >"$dir/expected"
 	fi

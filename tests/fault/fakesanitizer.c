@@ -1,0 +1,19 @@
+/*
+ * A stand-in libsanitizer-public.so for fault injection (tests/cli):
+ * every entry point the interposer resolves (interposer/sanitizer.def)
+ * exists and returns $FAKESANITIZER_RESULT (default 10,
+ * SANITIZER_ERROR_MAX_LIMIT_REACHED: another tool already subscribed).
+ */
+#include <stdlib.h>
+
+#include "interposer/sanitizer_abi.h"
+
+static nt_san_result fake_result(void)
+{
+	const char *e = getenv("FAKESANITIZER_RESULT");
+
+	return e ? atoi(e) : NT_SAN_ERROR_MAX_LIMIT_REACHED;
+}
+
+#define NT_SAN(name, params) nt_san_result name params; nt_san_result name params { return fake_result(); }
+#include "interposer/sanitizer.def"
