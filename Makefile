@@ -89,7 +89,7 @@ $(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(BUILD)/usage.o $(CMD_OBJ) $(KERNEL_OB
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $(filter %.c %.a,$^) -lcmocka $(LDLIBS)
 
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
 TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin

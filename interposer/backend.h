@@ -18,8 +18,10 @@
 struct nt_backend {
 	const char *name;
 	int (*start)(const struct nt_config *cfg, struct nt_err *err);
+	void (*stop)(void);	/* at exit, before the collector stops; may be NULL */
 };
 
 extern const struct nt_backend nt_backend_blocks;
+extern const struct nt_backend nt_backend_kernels;
 
 #endif

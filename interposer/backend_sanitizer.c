@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "collector.h"
+#include "kattrs.h"
 #include "sanitizer_abi.h"
 
 #define CHUNK 64
@@ -162,6 +163,7 @@ static void on_module(const struct nt_san_module_data *d)
 	struct ctx_buf *cb;
 	nt_san_result r = NT_SAN_SUCCESS;
 
+	nt_kattrs_add_module(d->pCubin, d->cubinSize);
 	pthread_mutex_lock(&san.lock);
 	cb = ctx_get(d->context);
 	ms = calloc(1, sizeof(*ms));
@@ -348,11 +350,17 @@ static void *load_library(char *tried, size_t len)
 	return NULL;
 }
 
+static void child_unlock(void)
+{
+	pthread_mutex_init(&san.lock, NULL);
+}
+
 static int san_start(const struct nt_config *cfg, struct nt_err *err)
 {
 	char tried[1024];
 	nt_san_result r;
 
+	pthread_atfork(NULL, NULL, child_unlock);
 	san.buffer_blocks = cfg->buffer_blocks / CHUNK * CHUNK;
 	san.lib = load_library(tried, sizeof(tried));
 	if (!san.lib)

@@ -17,7 +17,7 @@
 #include "store.h"
 
 static const char usage[] =
-	"nucatrace run [--mode blocks|kernels|off] [--sample POLICY] [--output-dir DIR]\n"
+	"nucatrace run [--mode blocks|kernels|auto|off] [--sample POLICY] [--output-dir DIR]\n"
 	"       [--output PATTERN] [--store PATH] [--no-calibrate] [--buffer-blocks N]\n"
 	"       [--quiet] [--] PROGRAM [ARGS...]";
 
@@ -26,7 +26,10 @@ static const char help[] =
 	"per thread block, the SM that ran it and its start and end times, in one trace\n"
 	"file per process (SQLite, docs/trace-format.md).\n"
 	"\n"
-	"  --mode M           blocks (default): per-block records; off: run untraced\n"
+	"  --mode M           blocks (default): each block's SM and times (Compute\n"
+	"                     Sanitizer); kernels: one record per launch, every launch\n"
+	"                     (CUPTI, lowest overhead); auto: blocks if the sanitizer\n"
+	"                     library is there, else kernels; off: run untraced\n"
 	"  --sample POLICY    which launches to trace, e.g. all, first=8,every=1000,\n"
 	"                     match=*gemm*, max=100 (default first=8,every=1000)\n"
 	"  --output-dir DIR   where trace files go (default: the current folder)\n"
@@ -192,9 +195,10 @@ int cmd_run(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
-			if (strcmp(optarg, "blocks") && strcmp(optarg, "off"))
-				usage_error(usage, "--mode: '%s' is not blocks or off (kernels mode is "
-					    "not built yet)", optarg);
+			if (strcmp(optarg, "blocks") && strcmp(optarg, "kernels") &&
+			    strcmp(optarg, "auto") && strcmp(optarg, "off"))
+				usage_error(usage, "--mode: '%s' is not blocks, kernels, auto or off",
+					    optarg);
 			mode = optarg;
 			break;
 		case 's': setenv_or_die("NUCATRACE_SAMPLE", optarg); break;

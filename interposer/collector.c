@@ -32,6 +32,13 @@ struct pending {
 	struct pending *next;
 };
 
+/* A kernels-mode record waiting for the collector's thread. */
+struct krec {
+	struct nt_kernel_record r;
+	char *kernel;
+	struct krec *next;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t progress;
@@ -39,9 +46,12 @@ static struct {
 	struct nt_sampling *sampling;
 	uint64_t seq;
 	struct pending *head, **tail;
+	struct krec *kheap;		/* newest first */
 	int npending, stop, started, thread_running;
 	char backend[16];
 	uint64_t abandon;		/* context whose pending launches to drop */
+	void (*exit_hook)(void);
+	int hooked;
 	pthread_t thread;
 	struct nt_sink *sink;
 } col = {
@@ -89,6 +99,10 @@ static void *drain_thread(void *arg);
  * Called with the lock held. */
 static void start_thread(void)
 {
+	if (!col.hooked && col.exit_hook) {
+		atexit(col.exit_hook);
+		col.hooked = 1;
+	}
 	if (col.thread_running || col.stop)
 		return;
 	if (pthread_create(&col.thread, NULL, drain_thread, NULL)) {
@@ -109,10 +123,24 @@ static void after_fork_child(void)
 	col.head = NULL;
 	col.tail = &col.head;
 	col.npending = 0;
+	col.kheap = NULL;
 	col.abandon = 0;
 	col.sink = col.started ? nt_sink_new(&col.cfg, col.backend, nt_sampling_string(col.sampling), NULL) : NULL;
 	if (!col.sink)
 		col.started = 0;
+}
+
+void nt_collector_exit_hook(void (*fn)(void))
+{
+	col.exit_hook = fn;
+}
+
+void nt_collector_touch(void)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.started)
+		start_thread();
+	pthread_mutex_unlock(&col.lock);
 }
 
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
@@ -153,6 +181,47 @@ void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	col.npending++;
 	start_thread();
 	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_kernel(const struct nt_kernel_record *r)
+{
+	struct krec *k = malloc(sizeof(*k));
+
+	if (!k || !(k->kernel = strdup(r->l.kernel))) {
+		free(k);
+		return;
+	}
+	k->r = *r;
+	k->r.l.kernel = k->kernel;
+	pthread_mutex_lock(&col.lock);
+	col.seq++;
+	k->next = col.kheap;
+	col.kheap = k;
+	start_thread();
+	pthread_mutex_unlock(&col.lock);
+}
+
+/* Write queued kernels-mode records, oldest first. */
+static void write_kernels(void)
+{
+	struct krec *k, *rev = NULL, *next;
+
+	pthread_mutex_lock(&col.lock);
+	k = col.kheap;
+	col.kheap = NULL;
+	pthread_mutex_unlock(&col.lock);
+	for (; k; k = next) {
+		next = k->next;
+		k->next = rev;
+		rev = k;
+	}
+	for (k = rev; k; k = next) {
+		next = k->next;
+		if (nt_sink_kernel(col.sink, &k->r))
+			nt_warn("cannot write to the trace file; launches from now on are lost");
+		free(k->kernel);
+		free(k);
+	}
 }
 
 void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason)
@@ -222,6 +291,7 @@ static void drain_once(void)
 		col.abandon = 0;
 	pthread_cond_broadcast(&col.progress);
 	pthread_mutex_unlock(&col.lock);
+	write_kernels();
 	nt_sink_tick(col.sink);
 }
 

@@ -42,7 +42,25 @@ struct nt_launch_info {
 	uint32_t grid[3], block[3], cluster[3];
 };
 
+/* One finished launch as the kernels backend (CUPTI) reports it. */
+struct nt_kernel_record {
+	struct nt_launch_info l;
+	uint64_t start_ns, end_ns;	/* GPU timestamps */
+	uint64_t correlation, graph, graph_node;
+	int registers, static_smem, dyn_smem, local_bytes;
+};
+
 int nt_collector_start(const struct nt_config *cfg, const char *backend, struct nt_err *err);
+
+/* fn (which should stop the backend and the collector, and be safe to
+ * call twice) is registered with atexit() when the first launch is seen:
+ * later than the CUDA runtime's own exit handlers, so it runs before
+ * them, while the driver still answers questions about devices. */
+void nt_collector_exit_hook(void (*fn)(void));
+
+/* A backend saw CUDA activity (a launch or a buffer request): registers
+ * the exit hook and starts the collector's thread. */
+void nt_collector_touch(void);
 
 /* Should this launch be traced (sampling policy)?  Counts the launch
  * either way and returns its per-process sequence number in *seq. */
@@ -54,6 +72,10 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq);
 void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 			 const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
 			 void (*release)(void *cookie), void *cookie);
+
+/* A kernels-mode record: queued (copied), written by the collector's
+ * thread.  Counts as a launch. */
+void nt_collector_kernel(const struct nt_kernel_record *r);
 
 /* A launch that was meant to be traced but could not be. */
 void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason);

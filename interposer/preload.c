@@ -6,7 +6,7 @@
  * alone: its results, output and exit code never change.
  *
  * Settings come from the environment (nucatrace run sets them):
- *   NUCATRACE_MODE           blocks (default), kernels, or off
+ *   NUCATRACE_MODE           blocks (default), kernels, auto, or off
  *   NUCATRACE_SAMPLE         sampling policy (sampling.h)
  *   NUCATRACE_OUTPUT_DIR     where trace files go (default: .)
  *   NUCATRACE_OUTPUT_PATTERN file name pattern (trace_name.h)
@@ -26,6 +26,7 @@
 #include "sampling.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const struct nt_backend *backend;
 
 static const char *env(const char *name, const char *fallback)
 {
@@ -53,34 +54,57 @@ static void read_config(struct nt_config *c)
 /* Also in a child after fork(): the collector gave it a trace of its own. */
 static void at_exit(void)
 {
+	static int done;
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+		return;
+	if (backend && backend->stop)
+		backend->stop();
 	nt_collector_stop();
+}
+
+/* Start one backend; 0, or -1 having warned (unless quietly) why. */
+static int try_backend(const struct nt_backend *b, const struct nt_config *cfg, int warn)
+{
+	struct nt_err err;
+
+	if (nt_collector_start(cfg, b->name, &err)) {
+		nt_warn("%s; not tracing", err.msg);
+		return -1;
+	}
+	if (b->start(cfg, &err)) {
+		if (warn)
+			nt_warn("%s; not tracing", err.msg);
+		nt_collector_stop();
+		return -1;
+	}
+	backend = b;
+	return 0;
 }
 
 static void init(void)
 {
-	const struct nt_backend *b = NULL;
 	struct nt_config cfg;
-	struct nt_err err;
 
 	read_config(&cfg);
 	if (!strcmp(cfg.mode, "off"))
 		return;
-	if (!strcmp(cfg.mode, "blocks") || !strcmp(cfg.mode, "auto")) {
-		b = &nt_backend_blocks;
+	if (!strcmp(cfg.mode, "blocks") || !strcmp(cfg.mode, "kernels")) {
+		if (try_backend(!strcmp(cfg.mode, "blocks") ? &nt_backend_blocks : &nt_backend_kernels,
+				&cfg, 1))
+			return;
+	} else if (!strcmp(cfg.mode, "auto")) {
+		/* blocks where the Compute Sanitizer is, else kernels */
+		if (try_backend(&nt_backend_blocks, &cfg, 0) && try_backend(&nt_backend_kernels, &cfg, 1))
+			return;
 	} else {
-		nt_warn("NUCATRACE_MODE '%s' is not supported (use blocks or off); not tracing",
+		nt_warn("NUCATRACE_MODE '%s' is not blocks, kernels, auto or off; not tracing",
 			cfg.mode);
 		return;
 	}
-	if (nt_collector_start(&cfg, b->name, &err)) {
-		nt_warn("%s; not tracing", err.msg);
-		return;
-	}
-	if (b->start(&cfg, &err)) {
-		nt_warn("%s; not tracing", err.msg);
-		nt_collector_stop();
-		return;
-	}
+	/* The early hook runs while the CUDA driver is still up; this one
+	 * is the fallback for programs that never got that far. */
+	nt_collector_exit_hook(at_exit);
 	atexit(at_exit);
 }
 

@@ -14,6 +14,8 @@
 
 #include "calib.h"
 #include "cudrv.h"
+#include "kattrs.h"
+#include "occupancy.h"
 #include "store.h"
 #include "trace.h"
 #include "trace_name.h"
@@ -44,6 +46,7 @@ struct nt_sink {
 	double tx_since;
 	struct kernel_entry *kernels;
 	unsigned char device_seen[256];
+	short cc[256];			/* compute capability * 10 of each device seen */
 	struct nt_cuda cu;
 	int cu_loaded;
 	struct nt_trace_block *blocks;
@@ -184,9 +187,21 @@ static char *demangle(const char *mangled)
 	return out;
 }
 
+static struct kernel_entry *kernel_of_rec(struct nt_sink *s, const char *mangled,
+					  const struct nt_kernel_record *r);
+
 static struct kernel_entry *kernel_of(struct nt_sink *s, const char *mangled)
 {
+	return kernel_of_rec(s, mangled, NULL);
+}
+
+/* The kernel's row, made on first sight: attributes from the module's
+ * cubin, else from the kernels-mode record r (may be NULL). */
+static struct kernel_entry *kernel_of_rec(struct nt_sink *s, const char *mangled,
+					  const struct nt_kernel_record *r)
+{
 	struct nt_trace_kernel k = { 0 };
+	struct nt_cubin_kernel a;
 	struct kernel_entry *e;
 	struct nt_err err;
 	char *dm;
@@ -203,6 +218,17 @@ static struct kernel_entry *kernel_of(struct nt_sink *s, const char *mangled)
 	k.mangled = mangled;
 	k.demangled = dm;
 	k.registers = k.static_smem = k.const_bytes = k.local_bytes = k.max_threads = NT_TRACE_UNKNOWN;
+	if (!nt_kattrs_get(mangled, &a)) {
+		k.registers = a.registers >= 0 ? a.registers : NT_TRACE_UNKNOWN;
+		k.static_smem = (int32_t)a.static_smem;
+		k.const_bytes = (int32_t)a.const0_bytes;
+		k.local_bytes = (int32_t)a.local_bytes;
+		k.max_threads = a.max_threads > 0 ? a.max_threads : NT_TRACE_UNKNOWN;
+	} else if (r) {
+		k.registers = r->registers;
+		k.static_smem = r->static_smem;
+		k.local_bytes = r->local_bytes;
+	}
 	if (nt_trace_add_kernel(s->t, &k, &e->id, &err))
 		nt_warn("%s", err.msg);
 	free(dm);
@@ -229,6 +255,7 @@ static void device_of(struct nt_sink *s, int ordinal)
 	s->cu_loaded = 1;
 	if (nt_gpu_query(&s->cu, ordinal, &g, &err))
 		return;
+	s->cc[ordinal] = (short)(g.cc_major * 10 + g.cc_minor);
 	d.device = ordinal;
 	memcpy(d.uuid, g.uuid, sizeof(d.uuid));
 	memcpy(d.name, g.name, sizeof(d.name));
@@ -239,6 +266,16 @@ static void device_of(struct nt_sink *s, int ordinal)
 	d.clock_khz = g.clock_khz;
 	d.max_threads_per_sm = d.max_blocks_per_sm = d.regs_per_sm = NT_TRACE_UNKNOWN;
 	d.smem_per_sm = NT_TRACE_UNKNOWN;
+	{
+		struct nt_sm_limits lim;
+
+		if (!nt_sm_limits_for(g.cc_major, g.cc_minor, &lim, NULL)) {
+			d.max_threads_per_sm = lim.max_threads_per_sm;
+			d.max_blocks_per_sm = lim.max_blocks_per_sm;
+			d.regs_per_sm = lim.regs_per_sm;
+			d.smem_per_sm = lim.smem_per_sm;
+		}
+	}
 	if (nt_trace_add_device(s->t, &d, &err))
 		nt_warn("%s", err.msg);
 	sp = s->cfg.store ? s->cfg.store : nt_store_default_path(path, sizeof(path));
@@ -317,6 +354,66 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	return 0;
 }
 
+/* Resident blocks per SM for this launch, from the device's limits;
+ * NT_TRACE_UNKNOWN when the device or the kernel's needs are not known. */
+static int32_t occupancy(const struct nt_sink *s, const struct nt_kernel_record *r)
+{
+	struct nt_launch_res res = { 0 };
+	struct nt_sm_limits lim;
+	struct nt_occupancy o;
+	int cc = r->l.device >= 0 && r->l.device < 256 ? s->cc[r->l.device] : 0;
+
+	if (!cc || r->registers < 0 || nt_sm_limits_for(cc / 10, cc % 10, &lim, NULL))
+		return NT_TRACE_UNKNOWN;
+	res.threads = (int)(r->l.block[0] * r->l.block[1] * r->l.block[2]);
+	res.registers = r->registers;
+	res.static_smem = r->static_smem;
+	res.dynamic_smem = r->dyn_smem;
+	if (nt_occupancy(&lim, &res, &o, NULL))
+		return NT_TRACE_UNKNOWN;
+	return o.blocks;
+}
+
+int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r)
+{
+	struct nt_trace_launch tl = { 0 };
+	struct kernel_entry *k;
+	struct nt_err err;
+
+	if (begin(s))
+		return -1;
+	device_of(s, r->l.device);
+	k = kernel_of_rec(s, r->l.kernel, r);
+	tl.launch = (int64_t)r->correlation;
+	tl.kernel = k ? k->id : NT_TRACE_UNKNOWN;
+	tl.device = r->l.device;
+	tl.context = r->l.context;
+	tl.stream = r->l.stream;
+	tl.grid_x = r->l.grid[0], tl.grid_y = r->l.grid[1], tl.grid_z = r->l.grid[2];
+	tl.block_x = r->l.block[0], tl.block_y = r->l.block[1], tl.block_z = r->l.block[2];
+	tl.cluster_x = r->l.cluster[0], tl.cluster_y = r->l.cluster[1];
+	tl.cluster_z = r->l.cluster[2];
+	tl.dyn_smem = r->dyn_smem;
+	tl.max_blocks_per_sm = occupancy(s, r);
+	tl.traced = 0;
+	tl.blocks = 0;
+	tl.t_start_ns = (int64_t)r->start_ns;
+	tl.t_end_ns = (int64_t)r->end_ns;
+	tl.correlation = (int64_t)r->correlation;
+	tl.graph = r->graph ? (int64_t)r->graph : NT_TRACE_UNKNOWN;
+	tl.graph_node = r->graph_node ? (int64_t)r->graph_node : NT_TRACE_UNKNOWN;
+	if (nt_trace_add_launch(s->t, &tl, &err)) {
+		nt_warn("%s", err.msg);
+		return -1;
+	}
+	s->n_traced++;
+	if (k) {
+		k->launches++;
+		k->ns += (int64_t)(r->end_ns - r->start_ns);
+	}
+	return 0;
+}
+
 void nt_sink_drop(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l, const char *reason)
 {
 	struct drop_entry *d = calloc(1, sizeof(*d));
@@ -379,15 +476,19 @@ static void summary(struct nt_sink *s, uint64_t launches, FILE *f)
 	size_t n = HASH_COUNT(s->kernels), i = 0;
 	int64_t total = 0;
 
-	fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
-		   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->n_traced, launches,
-		s->n_blocks, s->n_dropped);
+	if (!strcmp(s->backend, "kernels"))
+		fprintf(f, "nucatrace: kernels mode: %" PRIu64 " launches recorded\n", s->n_traced);
+	else
+		fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
+			   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->n_traced,
+			launches, s->n_blocks, s->n_dropped);
 	v = malloc((n ? n : 1) * sizeof(*v));
 	for (e = s->kernels; v && e; e = e->hh.next)
 		v[i++] = e, total += e->ns;
 	if (v && n) {
 		qsort(v, n, sizeof(*v), by_time);
-		fprintf(f, "nucatrace: top kernels by traced GPU time:\n");
+		fprintf(f, "nucatrace: top kernels by %s GPU time:\n",
+			strcmp(s->backend, "kernels") ? "traced" : "recorded");
 		for (i = 0; i < n && i < 5 && v[i]->launches; i++)
 			fprintf(f, "  %5.1f%%  %10.3f ms  %6" PRIu64 " launches  %.60s\n",
 				total ? 100.0 * v[i]->ns / total : 0.0, v[i]->ns / 1e6, v[i]->launches,

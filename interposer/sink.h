@@ -25,6 +25,9 @@ struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, co
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
 		   const volatile struct nt_block_rec *rec, uint32_t n);
 
+/* A kernels-mode launch: no block records. */
+int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r);
+
 void nt_sink_drop(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l, const char *reason);
 
 /* Write queued drops; commit when the batch is old or large. */

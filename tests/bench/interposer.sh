@@ -13,6 +13,7 @@ run_cfg() {	# run_cfg CONFIG WORKLOAD...
 	bare) "$@" ;;
 	default) "$B/nucatrace" run --quiet --no-calibrate --output-dir "$W" -- "$@" ;;
 	all) "$B/nucatrace" run --quiet --no-calibrate --sample all --output-dir "$W" -- "$@" ;;
+	kernels) "$B/nucatrace" run --quiet --no-calibrate --mode kernels --output-dir "$W" -- "$@" ;;
 	esac
 }
 measure() {	# measure CONFIG WORKLOAD...: the median of 3 runs' values
@@ -20,14 +21,16 @@ measure() {	# measure CONFIG WORKLOAD...: the median of 3 runs' values
 		run_cfg "$@" | awk '{ print $2 }'
 	done | sort -g | sed -n 2p
 }
-printf '%-34s %12s %12s %12s %9s %9s\n' workload bare default all default/bare all/bare
+printf '%-24s %10s %10s %10s %10s %8s %8s %8s\n' workload bare kernels default all \
+	kern/bare def/bare all/bare
 for w in "launches:$B/tests/gpu/bench launches 100000" "chase:$B/tests/gpu/bench chase 200" \
 	"gemm:python3 tests/gpu/progs/torch_bench.py"; do
 	name=${w%%:*} cmd=${w#*:}
-	for cfg in bare default all; do
+	for cfg in bare kernels default all; do
 		eval "v_$cfg=\$(measure $cfg $cmd)"
 	done
-	printf '%-34s %12s %12s %12s %9s %9s\n' "$name (${cmd##* })" "$v_bare" "$v_default" "$v_all" \
+	printf '%-24s %10s %10s %10s %10s %8s %8s %8s\n' "$name" "$v_bare" "$v_kernels" "$v_default" \
+		"$v_all" "$(awk "BEGIN { printf \"%.3f\", $v_kernels / $v_bare }")" \
 		"$(awk "BEGIN { printf \"%.3f\", $v_default / $v_bare }")" \
 		"$(awk "BEGIN { printf \"%.3f\", $v_all / $v_bare }")"
 	rm -f "$W"/*.sqlite

@@ -36,5 +36,11 @@ for launch, dev, grid, threads, blocks, t0, t1 in launches:
     if problems:
         bad += 1
         print(f"launch {launch}: " + "; ".join(problems))
-print(f"{path}: {len(launches)} traced launches, {bad} bad; backend {meta.get('backend')}")
+# Static attributes come from the modules' cubins: a kernel of ours has them.
+attrs = db.execute("select count(*), sum(registers is not null) from kernels").fetchone()
+if attrs[0] and not attrs[1]:
+    bad += 1
+    print(f"no kernel has attributes from its cubin ({attrs[0]} kernels)")
+print(f"{path}: {len(launches)} traced launches, {bad} bad; backend {meta.get('backend')};"
+      f" {attrs[1]} of {attrs[0]} kernels with cubin attributes")
 sys.exit(1 if bad else 0)

@@ -47,6 +47,18 @@ check cooperative-cluster traced coop all 1 "$B/tests/gpu/coop"
 check fork-exec traced forks all 3 "$B/tests/gpu/forks"
 check default-sampling traced sampled first=8,every=1000 1 "$B/tests/gpu/blocks"
 check pytorch-gemm traced torch all 1 python3 tests/gpu/progs/torch_gemm.py
+kernels_mode() {	# kernels_mode NAME LAUNCHES PROGRAM...: CUPTI records every launch
+	k_name=$1 k_want=$2; shift 2
+	mkdir -p "$W/$k_name"
+	"$@" >"$W/$k_name/plain.out" 2>&1 || return 1
+	"$B/nucatrace" run --mode kernels --no-calibrate --output-dir "$W/$k_name" -- "$@" \
+		>"$W/$k_name/traced.out" 2>"$W/$k_name/traced.err" || { cat "$W/$k_name/traced.err"; return 1; }
+	cat "$W/$k_name/traced.err"
+	cmp "$W/$k_name/plain.out" "$W/$k_name/traced.out" || return 1
+	python3 tests/gpu/check_kernels.py "$W/$k_name"/*.sqlite "$k_want"
+}
+check kernels-mode-static-cudart kernels_mode kblocks 18 "$B/tests/gpu/blocks"
+check kernels-mode-streams kernels_mode kstreams 320 "$B/tests/gpu/streams"
 check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
 echo "interposer: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

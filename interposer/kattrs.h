@@ -1,0 +1,27 @@
+/*
+ * kattrs.h - static attributes of every kernel the program loaded, from
+ * the cubins its modules were made of (core/cubin.h), by mangled name.
+ *
+ * Backends call nt_kattrs_add_module() from their module-load callback
+ * (the image is only valid during that call); the trace writer asks
+ * nt_kattrs_get() when it first sees a kernel.  Thread-safe.  A kernel
+ * name loaded twice keeps the attributes of the latest module.
+ */
+#ifndef NT_KATTRS_H
+#define NT_KATTRS_H
+
+#include <stddef.h>
+
+#include "cubin.h"
+
+/* 0, or -1 when the image is not a cubin we can read (not an error for
+ * the program: its kernels just get no attributes). */
+int nt_kattrs_add_module(const void *image, size_t size);
+
+/* Copy the attributes of `mangled` to *out (out->name is NULL); 0, or
+ * -1 when unknown. */
+int nt_kattrs_get(const char *mangled, struct nt_cubin_kernel *out);
+
+void nt_kattrs_clear(void);
+
+#endif
