@@ -62,9 +62,12 @@ PIC_CORE   := $(CORE_SRC:%.c=$(BUILD)/pic/%.o)
 PIC_SO     := $(SO_SRC:%.c=$(BUILD)/pic/%.o)
 PICFLAGS   := -fPIC -fvisibility=hidden
 
+# Preloaded into programs that are not built with sanitizers: the
+# library never is, also in `make asan` (the core's tests cover it there).
+NOSAN = $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(1))
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iinterposer $(CFLAGS) $(PICFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Iinterposer $(call NOSAN,$(CFLAGS)) $(PICFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libntcore_pic.a: $(PIC_CORE)
 	rm -f $@
@@ -81,7 +84,7 @@ $(BUILD)/kernels/patch_blob.o: kernels/blob.S $(BUILD)/kernels/patch.fatbin
 	$(CC) -c -fPIC -DBLOB_SYMBOL=nt_patch_fatbin -DBLOB_FILE='"$(BUILD)/kernels/patch.fatbin"' -o $@ $<
 
 $(BUILD)/libnucatrace.so: $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a interposer/libnucatrace.map
-	$(CC) $(LDFLAGS) -shared -Wl,--version-script=interposer/libnucatrace.map -Wl,-z,defs \
+	$(CC) $(call NOSAN,$(LDFLAGS)) -shared -Wl,--version-script=interposer/libnucatrace.map -Wl,-z,defs \
 		-o $@ $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a $(LDLIBS)
 
 $(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(BUILD)/usage.o $(CMD_OBJ) $(KERNEL_OBJ) $(BUILD)/libntcore.a
