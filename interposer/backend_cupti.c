@@ -55,6 +55,7 @@ static void kernel_record(const CUpti_ActivityKernel10 *k)
 	r.l.grid[0] = k->gridX, r.l.grid[1] = k->gridY, r.l.grid[2] = k->gridZ;
 	r.l.block[0] = k->blockX, r.l.block[1] = k->blockY, r.l.block[2] = k->blockZ;
 	r.l.cluster[0] = k->clusterX, r.l.cluster[1] = k->clusterY, r.l.cluster[2] = k->clusterZ;
+	r.l.dyn_smem = k->dynamicSharedMemory;
 	r.start_ns = k->start;
 	r.end_ns = k->end;
 	r.correlation = k->correlationId;

@@ -16,6 +16,12 @@
 
 #include <uthash.h>
 
+/* The driver API's parameter structs (cuLaunchKernel_params ...), which
+ * the sanitizer's API callbacks hand over: NVIDIA's generated_cuda_meta.h,
+ * included through cupti.h, which defines the old types it needs.  No
+ * CUPTI function is called from this backend. */
+#include <cupti.h>
+
 #include "backend.h"
 #include "collector.h"
 #include "kattrs.h"
@@ -61,6 +67,11 @@ struct hold {
 	struct ctx_buf *cb;
 	uint32_t chunk, nchunks, desc;
 };
+
+/* The dynamic shared memory of the launch this thread is making: the
+ * driver API callback (entry of cuLaunchKernel & co.) comes just before
+ * the launch callback, on the same thread. */
+static _Thread_local int64_t pending_dyn_smem = -1;
 
 static struct ctx_buf *contexts;
 static struct mod_state *modules;
@@ -209,6 +220,42 @@ static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_inf
 	l->block[0] = d->blockDim_x, l->block[1] = d->blockDim_y, l->block[2] = d->blockDim_z;
 	l->cluster[0] = d->clusterDim_x, l->cluster[1] = d->clusterDim_y;
 	l->cluster[2] = d->clusterDim_z;
+	l->dyn_smem = pending_dyn_smem;
+	pending_dyn_smem = -1;
+}
+
+static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
+{
+	const void *p = d->functionParams;
+
+	if (d->callbackSite != NT_SAN_API_ENTER || !p)
+		return;
+	switch (cbid) {
+	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
+		pending_dyn_smem = ((const cuLaunchKernel_params *)p)->sharedMemBytes;
+		break;
+	case NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz:
+		pending_dyn_smem = ((const cuLaunchKernel_ptsz_params *)p)->sharedMemBytes;
+		break;
+	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel:
+		pending_dyn_smem = ((const cuLaunchCooperativeKernel_params *)p)->sharedMemBytes;
+		break;
+	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz:
+		pending_dyn_smem = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->sharedMemBytes;
+		break;
+	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx: {
+		const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)p)->config;
+
+		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
+		break;
+	}
+	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz: {
+		const CUlaunchConfig *c = ((const cuLaunchKernelEx_ptsz_params *)p)->config;
+
+		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
+		break;
+	}
+	}
 }
 
 /* Set up a traced launch; the reason it cannot be traced, or NULL. */
@@ -312,6 +359,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	(void)userdata;
 	if (domain == NT_SAN_CB_DOMAIN_LAUNCH && cbid == NT_SAN_CBID_LAUNCH_BEGIN)
 		on_launch_begin(data);
+	else if (domain == NT_SAN_CB_DOMAIN_DRIVER_API)
+		on_driver_call(cbid, data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
 		on_module(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
@@ -355,6 +404,12 @@ static void child_unlock(void)
 	pthread_mutex_init(&san.lock, NULL);
 }
 
+static const uint32_t launch_calls[] = {
+	NT_SAN_CBID_DRIVER_cuLaunchKernel, NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz,
+	NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel, NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz,
+	NT_SAN_CBID_DRIVER_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz,
+};
+
 static int san_start(const struct nt_config *cfg, struct nt_err *err)
 {
 	char tried[1024];
@@ -377,6 +432,11 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_RESOURCE)) ||
 	    (r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_LAUNCH)))
 		return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
+	/* Only the launch calls of the driver API: their parameters carry the
+	 * dynamic shared memory, which the launch callback does not. */
+	for (size_t i = 0; i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
+		if ((r = san.sanitizerEnableCallback(1, san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
+			return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct nt_launch_info {
 	int device;		/* CUDA ordinal */
 	uint64_t context, stream;
 	uint32_t grid[3], block[3], cluster[3];
+	int64_t dyn_smem;	/* bytes; -1 when the backend did not see it */
 };
 
 /* One finished launch as the kernels backend (CUPTI) reports it. */

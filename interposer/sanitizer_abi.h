@@ -24,6 +24,7 @@ typedef int nt_san_result;	/* SanitizerResult */
 #define NT_SAN_ERROR_NOT_INITIALIZED 13
 
 typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
+#define NT_SAN_CB_DOMAIN_DRIVER_API 1
 #define NT_SAN_CB_DOMAIN_RESOURCE 3
 #define NT_SAN_CB_DOMAIN_LAUNCH 5
 
@@ -37,6 +38,18 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CBID_LAUNCH_BEGIN 1
 #define NT_SAN_CBID_LAUNCH_END 3
 
+/* Sanitizer_CallbackIdDriverApi: the launches whose parameters carry the
+ * dynamic shared memory (the same numbers as CUPTI's driver cbids). */
+#define NT_SAN_CBID_DRIVER_cuLaunchKernel 307
+#define NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz 442
+#define NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel 477
+#define NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz 478
+#define NT_SAN_CBID_DRIVER_cuLaunchKernelEx 652
+#define NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz 653
+
+/* Sanitizer_ApiCallbackSite */
+#define NT_SAN_API_ENTER 0
+
 typedef int nt_san_instruction;	/* Sanitizer_InstructionId */
 #define NT_SAN_INSTRUCTION_BLOCK_ENTER 1
 #define NT_SAN_INSTRUCTION_BLOCK_EXIT 2
@@ -47,6 +60,16 @@ typedef struct nt_san_stream_st *nt_san_stream;		/* Sanitizer_StreamHandle */
 
 typedef void (*nt_san_callback)(void *userdata, nt_san_domain domain, uint32_t cbid,
 				const void *cbdata);	/* Sanitizer_CallbackFunc */
+
+/* Sanitizer_CallbackData: a driver or runtime API call */
+struct nt_san_api_data {
+	int callbackSite;
+	const char *functionName;
+	const void *functionParams;	/* the call's <name>_params struct */
+	const void *functionReturnValue;
+	const char *symbolName;
+	CUcontext context;
+};
 
 /* Sanitizer_ResourceContextData */
 struct nt_san_context_data {

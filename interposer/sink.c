@@ -291,6 +291,34 @@ static void device_of(struct nt_sink *s, int ordinal)
 		strcat(strcat(s->no_map, s->no_map[0] ? ", " : ""), g.uuid);
 }
 
+/* Resident blocks per SM for a launch of `threads` per block, from the
+ * device's limits; NT_TRACE_UNKNOWN when the device or any need is not
+ * known. */
+static int32_t occupancy(const struct nt_sink *s, int device, int threads, int registers,
+			 int64_t static_smem, int64_t dyn_smem)
+{
+	struct nt_launch_res res = { 0 };
+	struct nt_sm_limits lim;
+	struct nt_occupancy o;
+	int cc = device >= 0 && device < 256 ? s->cc[device] : 0;
+
+	if (!cc || registers < 0 || static_smem < 0 || dyn_smem < 0 ||
+	    nt_sm_limits_for(cc / 10, cc % 10, &lim, NULL))
+		return NT_TRACE_UNKNOWN;
+	res.threads = threads;
+	res.registers = registers;
+	res.static_smem = static_smem;
+	res.dynamic_smem = dyn_smem;
+	if (nt_occupancy(&lim, &res, &o, NULL))
+		return NT_TRACE_UNKNOWN;
+	return o.blocks;
+}
+
+static int threads_of(const struct nt_launch_info *l)
+{
+	return (int)(l->block[0] * l->block[1] * l->block[2]);
+}
+
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
 		   const volatile struct nt_block_rec *rec, uint32_t n)
 {
@@ -334,7 +362,15 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	tl.grid_x = l->grid[0], tl.grid_y = l->grid[1], tl.grid_z = l->grid[2];
 	tl.block_x = l->block[0], tl.block_y = l->block[1], tl.block_z = l->block[2];
 	tl.cluster_x = l->cluster[0], tl.cluster_y = l->cluster[1], tl.cluster_z = l->cluster[2];
-	tl.dyn_smem = tl.max_blocks_per_sm = NT_TRACE_UNKNOWN;
+	tl.dyn_smem = l->dyn_smem >= 0 ? (int32_t)l->dyn_smem : NT_TRACE_UNKNOWN;
+	tl.max_blocks_per_sm = NT_TRACE_UNKNOWN;
+	{
+		struct nt_cubin_kernel a;
+
+		if (!nt_kattrs_get(l->kernel, &a))
+			tl.max_blocks_per_sm = occupancy(s, l->device, threads_of(l), a.registers,
+							 a.static_smem, l->dyn_smem);
+	}
 	tl.traced = 1;
 	tl.blocks = n;
 	tl.t_start_ns = n ? t0 : NT_TRACE_UNKNOWN;
@@ -352,26 +388,6 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		k->ns += n ? t1 - t0 : 0;
 	}
 	return 0;
-}
-
-/* Resident blocks per SM for this launch, from the device's limits;
- * NT_TRACE_UNKNOWN when the device or the kernel's needs are not known. */
-static int32_t occupancy(const struct nt_sink *s, const struct nt_kernel_record *r)
-{
-	struct nt_launch_res res = { 0 };
-	struct nt_sm_limits lim;
-	struct nt_occupancy o;
-	int cc = r->l.device >= 0 && r->l.device < 256 ? s->cc[r->l.device] : 0;
-
-	if (!cc || r->registers < 0 || nt_sm_limits_for(cc / 10, cc % 10, &lim, NULL))
-		return NT_TRACE_UNKNOWN;
-	res.threads = (int)(r->l.block[0] * r->l.block[1] * r->l.block[2]);
-	res.registers = r->registers;
-	res.static_smem = r->static_smem;
-	res.dynamic_smem = r->dyn_smem;
-	if (nt_occupancy(&lim, &res, &o, NULL))
-		return NT_TRACE_UNKNOWN;
-	return o.blocks;
 }
 
 int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r)
@@ -394,7 +410,8 @@ int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r)
 	tl.cluster_x = r->l.cluster[0], tl.cluster_y = r->l.cluster[1];
 	tl.cluster_z = r->l.cluster[2];
 	tl.dyn_smem = r->dyn_smem;
-	tl.max_blocks_per_sm = occupancy(s, r);
+	tl.max_blocks_per_sm = occupancy(s, r->l.device, threads_of(&r->l), r->registers,
+				       r->static_smem, r->dyn_smem);
 	tl.traced = 0;
 	tl.blocks = 0;
 	tl.t_start_ns = (int64_t)r->start_ns;

@@ -17,7 +17,24 @@
 SAME(SANITIZER_SUCCESS, NT_SAN_SUCCESS);
 SAME(SANITIZER_ERROR_MAX_LIMIT_REACHED, NT_SAN_ERROR_MAX_LIMIT_REACHED);
 SAME(SANITIZER_ERROR_NOT_INITIALIZED, NT_SAN_ERROR_NOT_INITIALIZED);
+SAME(SANITIZER_CB_DOMAIN_DRIVER_API, NT_SAN_CB_DOMAIN_DRIVER_API);
 SAME(SANITIZER_CB_DOMAIN_RESOURCE, NT_SAN_CB_DOMAIN_RESOURCE);
+SAME(SANITIZER_API_ENTER, NT_SAN_API_ENTER);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernel, NT_SAN_CBID_DRIVER_cuLaunchKernel);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz, NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchCooperativeKernel, NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchCooperativeKernel_ptsz,
+     NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx);
+SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz);
+
+SAME(sizeof(Sanitizer_CallbackData), sizeof(struct nt_san_api_data));
+FIELD(Sanitizer_CallbackData, nt_san_api_data, callbackSite);
+FIELD(Sanitizer_CallbackData, nt_san_api_data, functionName);
+FIELD(Sanitizer_CallbackData, nt_san_api_data, functionParams);
+FIELD(Sanitizer_CallbackData, nt_san_api_data, functionReturnValue);
+FIELD(Sanitizer_CallbackData, nt_san_api_data, symbolName);
+FIELD(Sanitizer_CallbackData, nt_san_api_data, context);
 SAME(SANITIZER_CB_DOMAIN_LAUNCH, NT_SAN_CB_DOMAIN_LAUNCH);
 SAME(SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED);
 SAME(SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);

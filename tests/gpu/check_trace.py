@@ -36,6 +36,13 @@ for launch, dev, grid, threads, blocks, t0, t1 in launches:
     if problems:
         bad += 1
         print(f"launch {launch}: " + "; ".join(problems))
+# The launch calls' dynamic shared memory and the cubin's attributes give
+# the occupancy of launches of our own kernels (cudaLaunch* / cuLaunch*).
+occ = db.execute("select count(*), sum(dyn_smem is not null), sum(max_blocks_per_sm > 0)"
+                 " from launches where traced = 1").fetchone()
+if occ[1] != occ[0] or occ[2] != occ[0]:
+    bad += 1
+    print(f"dynamic shared memory known for {occ[1]}, occupancy for {occ[2]} of {occ[0]} launches")
 # Static attributes come from the modules' cubins: a kernel of ours has them.
 attrs = db.execute("select count(*), sum(registers is not null) from kernels").fetchone()
 if attrs[0] and not attrs[1]:

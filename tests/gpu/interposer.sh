@@ -59,6 +59,31 @@ kernels_mode() {	# kernels_mode NAME LAUNCHES PROGRAM...: CUPTI records every la
 }
 check kernels-mode-static-cudart kernels_mode kblocks 18 "$B/tests/gpu/blocks"
 check kernels-mode-streams kernels_mode kstreams 320 "$B/tests/gpu/streams"
+# Every GPU here: as many devices in the trace as the machine has.
+multi_gpu() {
+	traced multi all 1 "$B/tests/gpu/multigpu" || return 1
+	gpus=$(nvidia-smi -L | grep -c '^GPU')
+	python3 - "$W"/multi/*.sqlite "$gpus" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+devs = db.execute("select count(*) from devices").fetchone()[0]
+used = db.execute("select count(distinct device) from launches").fetchone()[0]
+print(f"{devs} devices, launches on {used}, machine has {sys.argv[2]}")
+sys.exit(0 if devs == used == int(sys.argv[2]) else 1)
+PY
+}
+check multi-gpu multi_gpu
+# nucatrace run measures a quick map of a GPU the store lacks, and the
+# trace carries it.
+calibrates_first() {
+	mkdir -p "$W/cal"
+	NUCATRACE_STORE="$W/cal/store.db" "$B/nucatrace" run --sample all --output-dir "$W/cal" -- \
+		"$B/tests/gpu/blocks" >/dev/null 2>"$W/cal/err" || return 1
+	cat "$W/cal/err"
+	grep -q "quick calibration" "$W/cal/err" || return 1
+	python3 -c "import sqlite3, glob, sys; db = sqlite3.connect(glob.glob('$W/cal/nucatrace-*.sqlite')[0]); n = db.execute('select count(*) from maps').fetchone()[0]; print(n, 'map(s) in the trace'); sys.exit(n != 1)"
+}
+check run-calibrates-first calibrates_first
 check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
 echo "interposer: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
