@@ -26,12 +26,13 @@ static const char help[] =
 	"per thread block, the SM that ran it and its start and end times, in one trace\n"
 	"file per process (SQLite, docs/trace-format.md).\n"
 	"\n"
-	"  --mode M           blocks (default): each block's SM and times (Compute\n"
-	"                     Sanitizer); kernels: one record per launch, every launch\n"
-	"                     (CUPTI, lowest overhead); auto: blocks if the sanitizer\n"
-	"                     library is there, else kernels; off: run untraced\n"
-	"  --sample POLICY    which launches to trace, e.g. all, first=8,every=1000,\n"
-	"                     match=*gemm*, max=100 (default first=8,every=1000)\n"
+	"  --mode M           blocks: each block's SM and times (Compute Sanitizer);\n"
+	"                     kernels: one record per launch, every launch (CUPTI,\n"
+	"                     lowest overhead); auto (default): blocks where the\n"
+	"                     sanitizer library is, else kernels; off: run untraced\n"
+	"  --sample POLICY    blocks mode: which launches to trace, e.g. all,\n"
+	"                     first=8,every=1000, match=*gemm*, max=100 (default\n"
+	"                     first=8,every=1000); kernels mode records every launch\n"
 	"  --output-dir DIR   where trace files go (default: the current folder)\n"
 	"  --output PATTERN   file name; %h host, %p pid, %r -rank<N>, %t time\n"
 	"  --store PATH       the map store (calibration maps are copied into traces)\n"
@@ -185,7 +186,7 @@ int cmd_run(int argc, char **argv)
 		{ "buffer-blocks", required_argument, NULL, 'b' }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	const char *mode = "blocks", *store = NULL;
+	const char *mode = "auto", *store = NULL;
 	char lib[PATH_MAX];
 	int calibrate = 1, o;
 	long v;

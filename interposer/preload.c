@@ -6,7 +6,8 @@
  * alone: its results, output and exit code never change.
  *
  * Settings come from the environment (nucatrace run sets them):
- *   NUCATRACE_MODE           blocks (default), kernels, auto, or off
+ *   NUCATRACE_MODE           auto (default: blocks where the Compute Sanitizer
+ *                            library is, else kernels), blocks, kernels, or off
  *   NUCATRACE_SAMPLE         sampling policy (sampling.h)
  *   NUCATRACE_OUTPUT_DIR     where trace files go (default: .)
  *   NUCATRACE_OUTPUT_PATTERN file name pattern (trace_name.h)
@@ -41,7 +42,7 @@ static void read_config(struct nt_config *c)
 	double wait = atof(env("NUCATRACE_EXIT_WAIT", "2"));
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->mode, sizeof(c->mode), "%s", env("NUCATRACE_MODE", "blocks"));
+	snprintf(c->mode, sizeof(c->mode), "%s", env("NUCATRACE_MODE", "auto"));
 	snprintf(c->sampling, sizeof(c->sampling), "%s", env("NUCATRACE_SAMPLE", NT_SAMPLING_DEFAULT));
 	c->output_dir = env("NUCATRACE_OUTPUT_DIR", NULL);
 	c->output_pattern = env("NUCATRACE_OUTPUT_PATTERN", NULL);
@@ -63,18 +64,12 @@ static void at_exit(void)
 	nt_collector_stop();
 }
 
-/* Start one backend; 0, or -1 having warned (unless quietly) why. */
-static int try_backend(const struct nt_backend *b, const struct nt_config *cfg, int warn)
+/* Start one backend; 0, or -1 with the reason in *err. */
+static int try_backend(const struct nt_backend *b, const struct nt_config *cfg, struct nt_err *err)
 {
-	struct nt_err err;
-
-	if (nt_collector_start(cfg, b->name, &err)) {
-		nt_warn("%s; not tracing", err.msg);
+	if (nt_collector_start(cfg, b->name, err))
 		return -1;
-	}
-	if (b->start(cfg, &err)) {
-		if (warn)
-			nt_warn("%s; not tracing", err.msg);
+	if (b->start(cfg, err)) {
 		nt_collector_stop();
 		return -1;
 	}
@@ -84,19 +79,36 @@ static int try_backend(const struct nt_backend *b, const struct nt_config *cfg, 
 
 static void init(void)
 {
+	struct nt_err err, err2;
 	struct nt_config cfg;
 
 	read_config(&cfg);
 	if (!strcmp(cfg.mode, "off"))
 		return;
+	{
+		struct nt_sampling *sp;
+
+		if (nt_sampling_parse(cfg.sampling, &sp, &err)) {
+			nt_warn("%s; not tracing", err.msg);
+			return;
+		}
+		nt_sampling_free(sp);
+	}
 	if (!strcmp(cfg.mode, "blocks") || !strcmp(cfg.mode, "kernels")) {
 		if (try_backend(!strcmp(cfg.mode, "blocks") ? &nt_backend_blocks : &nt_backend_kernels,
-				&cfg, 1))
+				&cfg, &err)) {
+			nt_warn("%s; not tracing", err.msg);
 			return;
+		}
 	} else if (!strcmp(cfg.mode, "auto")) {
 		/* blocks where the Compute Sanitizer is, else kernels */
-		if (try_backend(&nt_backend_blocks, &cfg, 0) && try_backend(&nt_backend_kernels, &cfg, 1))
+		if (try_backend(&nt_backend_blocks, &cfg, &err) &&
+		    try_backend(&nt_backend_kernels, &cfg, &err2)) {
+			nt_warn("blocks mode: %s; kernels mode: %s; not tracing", err.msg, err2.msg);
 			return;
+		}
+		if (backend == &nt_backend_kernels)
+			nt_warn("blocks mode: %s; recording kernels only (kernels mode)", err.msg);
 	} else {
 		nt_warn("NUCATRACE_MODE '%s' is not blocks, kernels, auto or off; not tracing",
 			cfg.mode);
