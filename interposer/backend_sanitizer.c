@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 /* The driver API's parameter structs (cuLaunchKernel_params ...), which
@@ -24,6 +26,7 @@
 
 #include "backend.h"
 #include "collector.h"
+#include "cudrv.h"
 #include "kattrs.h"
 #include "sanitizer_abi.h"
 
@@ -116,11 +119,14 @@ static int ctx_buffers(struct ctx_buf *cb, nt_san_stream stream)
 	if (!cb->chunk_used ||
 	    (r = san.sanitizerAlloc(cb->ctx, (void **)&cb->scratch, n * sizeof(*cb->scratch))) ||
 	    (r = san.sanitizerMemset(cb->scratch, 0, n * sizeof(*cb->scratch), stream)) ||
-	    /* Once per context: the zeroed scratch must be in place before
-	     * launches on any stream use it. */
-	    (r = san.sanitizerStreamSynchronize(stream)) ||
 	    (r = san.sanitizerAllocHost(cb->ctx, (void **)&cb->rec, n * sizeof(*cb->rec))) ||
-	    (r = san.sanitizerAlloc(cb->ctx, (void **)&cb->desc, NDESC * sizeof(*cb->desc)))) {
+	    (r = san.sanitizerAlloc(cb->ctx, (void **)&cb->desc, NDESC * sizeof(*cb->desc))) ||
+	    /* A descriptor read before its copy lands is all zero: the
+	     * device callbacks then do nothing. */
+	    (r = san.sanitizerMemset(cb->desc, 0, NDESC * sizeof(*cb->desc), stream)) ||
+	    /* Once per context: zeroed scratch and descriptors must be in
+	     * place before launches on any stream use them. */
+	    (r = san.sanitizerStreamSynchronize(stream))) {
 		nt_warn("cannot allocate block record buffers (%zu blocks); this context is not "
 			"traced", n);
 		cb->broken = 1;
@@ -312,6 +318,30 @@ static const char *trace_launch(const struct nt_san_launch_data *d, const struct
 	return NULL;
 }
 
+/* Launches that must not be traced this way: a launch being captured
+ * into a graph (our descriptor copy would be captured with it, reading
+ * freed host memory at every replay) and a graph's kernel nodes.  The
+ * reason, or NULL. */
+static const char *untraceable(const struct nt_san_launch_data *d)
+{
+	static struct nt_cuda cu;
+	static int loaded = -1;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (d->apiStream || d->hApiStream || d->apiContext)
+		return "graph launch (not traced in blocks mode)";
+	pthread_mutex_lock(&san.lock);
+	/* The driver is up by now: a launch is being made. */
+	if (loaded < 0)
+		loaded = nt_cuda_load(&cu, NULL) == 0;
+	pthread_mutex_unlock(&san.lock);
+	if (!loaded)
+		return "cannot ask the driver whether the stream is capturing";
+	if (cu.cuStreamIsCapturing(d->stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+		return "launch captured into a graph (not traced in blocks mode)";
+	return NULL;
+}
+
 static void on_launch_begin(const struct nt_san_launch_data *d)
 {
 	struct nt_launch_info l;
@@ -324,13 +354,33 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
 		return;
 	}
-	pthread_mutex_lock(&san.lock);
-	why = trace_launch(d, &l, seq);
-	pthread_mutex_unlock(&san.lock);
+	why = untraceable(d);
+	if (!why) {
+		pthread_mutex_lock(&san.lock);
+		why = trace_launch(d, &l, seq);
+		pthread_mutex_unlock(&san.lock);
+	}
 	if (why) {
 		san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
 		nt_collector_dropped(seq, &l, why);
 	}
+}
+
+/* A kernel node of a graph replay: never traced (yet), but its patched
+ * code must get no data rather than whatever the node last had. */
+static void on_graph_node(const struct nt_san_graph_node_data *g)
+{
+	const struct nt_san_launch_data *d = &g->launchData;
+	struct nt_launch_info l;
+	uint64_t seq;
+
+	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL)
+		return;
+	san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
+	launch_info(d, &l);
+	l.dyn_smem = -1;
+	if (nt_collector_sample(&l, &seq))
+		nt_collector_dropped(seq, &l, "graph launch (not traced in blocks mode)");
 }
 
 static void on_context_destroy(const struct nt_san_context_data *d)
@@ -361,6 +411,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		on_launch_begin(data);
 	else if (domain == NT_SAN_CB_DOMAIN_DRIVER_API)
 		on_driver_call(cbid, data);
+	else if (domain == NT_SAN_CB_DOMAIN_GRAPHS && cbid == NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)
+		on_graph_node(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
 		on_module(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
@@ -431,13 +483,21 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (another tool is attached)" : "");
 	if ((r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_RESOURCE)) ||
 	    (r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_LAUNCH)))
-		return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
+		goto fail;
 	/* Only the launch calls of the driver API: their parameters carry the
 	 * dynamic shared memory, which the launch callback does not. */
 	for (size_t i = 0; i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
 		if ((r = san.sanitizerEnableCallback(1, san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
-			return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
+			goto fail;
+	if ((r = san.sanitizerEnableCallback(1, san.sub, NT_SAN_CB_DOMAIN_GRAPHS,
+					     NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)))
+		goto fail;
 	return 0;
+fail:
+	/* Leave nothing half-started: another backend may try next. */
+	san.sanitizerUnsubscribe(san.sub);
+	san.sub = NULL;
+	return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
 }
 
 const struct nt_backend nt_backend_blocks = {

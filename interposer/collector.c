@@ -34,6 +34,7 @@ struct pending {
 
 /* A kernels-mode record waiting for the collector's thread. */
 struct krec {
+	uint64_t seq;
 	struct nt_kernel_record r;
 	char *kernel;
 	struct krec *next;
@@ -194,7 +195,7 @@ void nt_collector_kernel(const struct nt_kernel_record *r)
 	k->r = *r;
 	k->r.l.kernel = k->kernel;
 	pthread_mutex_lock(&col.lock);
-	col.seq++;
+	k->seq = ++col.seq;
 	k->next = col.kheap;
 	col.kheap = k;
 	start_thread();
@@ -217,7 +218,7 @@ static void write_kernels(void)
 	}
 	for (k = rev; k; k = next) {
 		next = k->next;
-		if (nt_sink_kernel(col.sink, &k->r))
+		if (nt_sink_kernel(col.sink, k->seq, &k->r))
 			nt_warn("cannot write to the trace file; launches from now on are lost");
 		free(k->kernel);
 		free(k);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 struct entry {

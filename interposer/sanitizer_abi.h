@@ -27,6 +27,10 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CB_DOMAIN_DRIVER_API 1
 #define NT_SAN_CB_DOMAIN_RESOURCE 3
 #define NT_SAN_CB_DOMAIN_LAUNCH 5
+#define NT_SAN_CB_DOMAIN_GRAPHS 10
+
+/* Sanitizer_CallbackIdGraphs */
+#define NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN 4
 
 /* Sanitizer_CallbackIdResource */
 #define NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED 3
@@ -103,6 +107,16 @@ struct nt_san_launch_data {
 	CUcontext apiContext;
 	CUstream apiStream;
 	nt_san_stream hApiStream;
+};
+
+/* Sanitizer_GraphNodeLaunchData, up to the kernel node's launch data
+ * (the union's first member; its other members are not used). */
+struct nt_san_graph_node_data {
+	CUgraphExec graphExec;
+	uint32_t launchId;
+	CUgraphNode node;
+	CUgraphNodeType nodeType;
+	struct nt_san_launch_data launchData;
 };
 
 #endif

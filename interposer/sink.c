@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 #include "calib.h"
@@ -390,7 +392,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	return 0;
 }
 
-int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r)
+int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_record *r)
 {
 	struct nt_trace_launch tl = { 0 };
 	struct kernel_entry *k;
@@ -400,7 +402,7 @@ int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r)
 		return -1;
 	device_of(s, r->l.device);
 	k = kernel_of_rec(s, r->l.kernel, r);
-	tl.launch = (int64_t)r->correlation;
+	tl.launch = (int64_t)seq;
 	tl.kernel = k ? k->id : NT_TRACE_UNKNOWN;
 	tl.device = r->l.device;
 	tl.context = r->l.context;

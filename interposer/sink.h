@@ -25,8 +25,10 @@ struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, co
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
 		   const volatile struct nt_block_rec *rec, uint32_t n);
 
-/* A kernels-mode launch: no block records. */
-int nt_sink_kernel(struct nt_sink *s, const struct nt_kernel_record *r);
+/* A kernels-mode launch, seq-th of the process (in the order CUPTI
+ * delivered them; graph replays share a correlation id, so it cannot
+ * be the key): no block records. */
+int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_record *r);
 
 void nt_sink_drop(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l, const char *reason);
 

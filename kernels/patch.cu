@@ -43,7 +43,7 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata
 	nt_blk_scratch *s;
 	u64 t, c;
 
-	if (!d || lane() != (unsigned)(__ffs(mask) - 1))
+	if (!d || !d->scratch || lane() != (unsigned)(__ffs(mask) - 1))
 		return 0;
 	t = gtime();
 	c = clock64();
@@ -63,7 +63,7 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	volatile nt_blk_scratch *s;
 	volatile nt_block_rec *r;
 
-	if (!d || lane() != (unsigned)(__ffs(mask) - 1))
+	if (!d || !d->scratch || !d->rec || lane() != (unsigned)(__ffs(mask) - 1))
 		return 0;
 	id = block_id(d);
 	s = &d->scratch[id];
