@@ -102,7 +102,10 @@ $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
-            $(BUILD)/tests/libfakesanitizer.so
+            $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno
+$(BUILD)/tests/print_errno: tests/fault/print_errno.c
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $<
 $(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c interposer/sanitizer.def interposer/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $<

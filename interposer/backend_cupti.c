@@ -7,6 +7,7 @@
  * are queued for the collector's thread, which writes them.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +39,13 @@ static const char *cupti_error(CUptiResult r)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
+	int saved = errno;
+
 	nt_collector_touch();
 	*buffer = aligned_alloc(8, BUFFER_BYTES);
 	*size = *buffer ? BUFFER_BYTES : 0;
 	*max_records = 0;
+	errno = saved;
 }
 
 static void kernel_record(const CUpti_ActivityKernel10 *k)
@@ -72,12 +76,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 				      size_t valid)
 {
 	CUpti_Activity *rec = NULL;
+	int saved = errno;
 
 	(void)ctx, (void)stream, (void)size;
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
 		if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 			kernel_record((const CUpti_ActivityKernel10 *)rec);
 	free(buffer);
+	errno = saved;
 }
 
 /* $NUCATRACE_CUPTI_LIB, else the toolkit's usual places, else the
@@ -122,10 +128,13 @@ static int cupti_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) ||
 	    (r = cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) ||
 	    /* Records reach the trace at least every second, not only at exit. */
-	    (r = cupti.cuptiActivityFlushPeriod(1000)))
+	    (r = cupti.cuptiActivityFlushPeriod(1000))) {
+		/* Leave nothing half-started. */
+		cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		return nt_err_set(err, "cannot enable CUPTI kernel records: %s%s", cupti_error(r),
 				  r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 					  ? " (another profiler or the Compute Sanitizer is attached)" : "");
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
  * (counted), never waited for.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,14 +399,20 @@ static void on_context_destroy(const struct nt_san_context_data *d)
 			san.sanitizerFree(cb->ctx, cb->scratch);
 		if (cb->desc)
 			san.sanitizerFree(cb->ctx, cb->desc);
-		free(cb->chunk_used);
-		free(cb);
+		/* The struct and its chunk map stay: a launch the collector
+		 * gives up on later still calls release() on them. */
+		cb->rec = NULL;
+		cb->scratch = NULL;
+		cb->desc = NULL;
+		cb->broken = 1;
 	}
 	pthread_mutex_unlock(&san.lock);
 }
 
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
+	int saved = errno;	/* the program's, inside its CUDA call */
+
 	(void)userdata;
 	if (domain == NT_SAN_CB_DOMAIN_LAUNCH && cbid == NT_SAN_CBID_LAUNCH_BEGIN)
 		on_launch_begin(data);
@@ -419,6 +426,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		on_module_unload(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 		on_context_destroy(data);
+	errno = saved;
 }
 
 /* $NUCATRACE_SANITIZER_LIB, else the toolkit's usual places. */

@@ -98,12 +98,18 @@ static void *drain_thread(void *arg);
 /* The thread starts with the first traced launch: processes that never
  * launch a kernel (shells, compilers under `nucatrace run`) get none.
  * Called with the lock held. */
-static void start_thread(void)
+/* Called with the lock held, at the first launch. */
+static void hook_exit(void)
 {
 	if (!col.hooked && col.exit_hook) {
 		atexit(col.exit_hook);
 		col.hooked = 1;
 	}
+}
+
+static void start_thread(void)
+{
+	hook_exit();
 	if (col.thread_running || col.stop)
 		return;
 	if (pthread_create(&col.thread, NULL, drain_thread, NULL)) {
@@ -151,6 +157,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	pthread_mutex_lock(&col.lock);
 	*seq = ++col.seq;
 	traced = col.started && !col.stop && nt_sampling_decide(col.sampling, l->kernel, NULL);
+	hook_exit();
 	pthread_mutex_unlock(&col.lock);
 	return traced;
 }
@@ -177,6 +184,13 @@ void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	p->cookie = cookie;
 	p->since = now_s();
 	pthread_mutex_lock(&col.lock);
+	if (!col.started || col.stop) {
+		pthread_mutex_unlock(&col.lock);
+		release(cookie);
+		free(p->kernel);
+		free(p);
+		return;
+	}
 	*col.tail = p;
 	col.tail = &p->next;
 	col.npending++;
@@ -195,6 +209,12 @@ void nt_collector_kernel(const struct nt_kernel_record *r)
 	k->r = *r;
 	k->r.l.kernel = k->kernel;
 	pthread_mutex_lock(&col.lock);
+	if (!col.started || col.stop) {
+		pthread_mutex_unlock(&col.lock);
+		free(k->kernel);
+		free(k);
+		return;
+	}
 	k->seq = ++col.seq;
 	k->next = col.kheap;
 	col.kheap = k;
@@ -219,16 +239,19 @@ static void write_kernels(void)
 	for (k = rev; k; k = next) {
 		next = k->next;
 		if (nt_sink_kernel(col.sink, k->seq, &k->r))
-			nt_warn("cannot write to the trace file; launches from now on are lost");
+			nt_warn("a launch could not be written to the trace file (see above); it is lost");
 		free(k->kernel);
 		free(k);
 	}
 }
 
+/* Under the lock: once stop is set, the sink may be gone. */
 void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason)
 {
-	if (col.sink)
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop && col.sink)
 		nt_sink_drop(col.sink, seq, l, reason);
+	pthread_mutex_unlock(&col.lock);
 }
 
 /* Advance p->done over the records the GPU has finished. */
@@ -242,7 +265,7 @@ static int scan(struct pending *p)
 static void finish(struct pending *p)
 {
 	if (nt_sink_launch(col.sink, p->seq, &p->l, p->rec, p->n))
-		nt_warn("cannot write to the trace file; launches from now on are lost");
+		nt_warn("a launch could not be written to the trace file (see above); it is lost");
 	p->release(p->cookie);
 	free(p->kernel);
 	free(p);
@@ -266,14 +289,15 @@ static void drain_once(void)
 	for (p = work; p; p = next) {
 		next = p->next;
 		p->next = NULL;
-		if (scan(p)) {
-			finish(p);
-			finished++;
-		} else if (abandon && p->l.context == abandon) {
+		/* An abandoned context's buffers may be freed: read nothing. */
+		if (abandon && p->l.context == abandon) {
 			nt_sink_drop(col.sink, p->seq, &p->l, "context destroyed before the kernel finished");
 			p->release(p->cookie);
 			free(p->kernel);
 			free(p);
+			finished++;
+		} else if (scan(p)) {
+			finish(p);
 			finished++;
 		} else {
 			*keep_tail = p;
@@ -348,9 +372,19 @@ void nt_collector_flush_context(uint64_t context)
 	pthread_mutex_lock(&col.lock);
 	col.abandon = context;
 	pthread_cond_broadcast(&col.progress);
-	while (col.abandon == context && !col.stop)
-		pthread_cond_wait(&col.progress, &col.lock);
+	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 10000000;
+		if (t.tv_nsec >= 1000000000)
+			t.tv_sec++, t.tv_nsec -= 1000000000;
+		pthread_cond_timedwait(&col.progress, &col.lock, &t);
+	}
 	pthread_mutex_unlock(&col.lock);
+	/* No thread to do it: drop them here. */
+	if (col.abandon == context && !col.thread_running)
+		drain_once();
 }
 
 void nt_collector_stop(void)
@@ -371,6 +405,7 @@ void nt_collector_stop(void)
 	drain_once();
 	/* What the GPU never finished (the program exited without waiting
 	 * for it, or the context died) is counted, not written. */
+	pthread_mutex_lock(&col.lock);
 	for (p = col.head; p; p = next) {
 		next = p->next;
 		nt_sink_drop(col.sink, p->seq, &p->l, "incomplete at exit");
@@ -380,6 +415,7 @@ void nt_collector_stop(void)
 	}
 	col.head = NULL;
 	col.tail = &col.head;
+	pthread_mutex_unlock(&col.lock);
 	(void)left;
 	nt_sink_close(col.sink, col.seq, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
@@ -389,15 +425,20 @@ void nt_collector_stop(void)
 
 int nt_collector_start(const struct nt_config *cfg, const char *backend, struct nt_err *err)
 {
+	static int fork_handler;
+
 	col.cfg = *cfg;
 	col.tail = &col.head;
+	col.stop = 0;
+	col.thread_running = 0;
 	if (nt_sampling_parse(cfg->sampling, &col.sampling, err))
 		return -1;
 	snprintf(col.backend, sizeof(col.backend), "%s", backend);
 	col.sink = nt_sink_new(cfg, backend, nt_sampling_string(col.sampling), err);
 	if (!col.sink)
 		goto fail;
-	pthread_atfork(NULL, NULL, after_fork_child);
+	if (!fork_handler++)
+		pthread_atfork(NULL, NULL, after_fork_child);
 	col.started = 1;
 	return 0;
 fail:

@@ -16,6 +16,7 @@
  *   NUCATRACE_EXIT_WAIT      seconds exit waits for running kernels (2)
  *   NUCATRACE_QUIET          no summary or warnings on stderr
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +57,14 @@ static void read_config(struct nt_config *c)
 static void at_exit(void)
 {
 	static int done;
+	int saved = errno;
 
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
 		return;
 	if (backend && backend->stop)
 		backend->stop();
 	nt_collector_stop();
+	errno = saved;
 }
 
 /* Start one backend; 0, or -1 with the reason in *err. */
@@ -120,15 +123,22 @@ static void init(void)
 	atexit(at_exit);
 }
 
+/* errno is the program's: C promises it is 0 when main starts. */
 __attribute__((constructor)) static void on_load(void)
 {
+	int saved = errno;
+
 	pthread_once(&once, init);
+	errno = saved;
 }
 
 /* The CUDA driver calls this when CUDA_INJECTION64_PATH names us. */
 __attribute__((visibility("default"))) int InitializeInjection(void);
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
+	int saved = errno;
+
 	pthread_once(&once, init);
+	errno = saved;
 	return 1;
 }

@@ -416,8 +416,9 @@ int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_recor
 				       r->static_smem, r->dyn_smem);
 	tl.traced = 0;
 	tl.blocks = 0;
-	tl.t_start_ns = (int64_t)r->start_ns;
-	tl.t_end_ns = (int64_t)r->end_ns;
+	/* CUPTI gives 0 for a time it does not know (records flushed early). */
+	tl.t_start_ns = r->start_ns ? (int64_t)r->start_ns : NT_TRACE_UNKNOWN;
+	tl.t_end_ns = r->end_ns ? (int64_t)r->end_ns : NT_TRACE_UNKNOWN;
 	tl.correlation = (int64_t)r->correlation;
 	tl.graph = r->graph ? (int64_t)r->graph : NT_TRACE_UNKNOWN;
 	tl.graph_node = r->graph_node ? (int64_t)r->graph_node : NT_TRACE_UNKNOWN;
@@ -428,7 +429,8 @@ int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_recor
 	s->n_traced++;
 	if (k) {
 		k->launches++;
-		k->ns += (int64_t)(r->end_ns - r->start_ns);
+		if (r->start_ns && r->end_ns > r->start_ns)
+			k->ns += (int64_t)(r->end_ns - r->start_ns);
 	}
 	return 0;
 }
