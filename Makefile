@@ -83,9 +83,13 @@ $(BUILD)/kernels/patch.fatbin: kernels/patch.cu kernels/blockrec.h
 $(BUILD)/kernels/patch_blob.o: kernels/blob.S $(BUILD)/kernels/patch.fatbin
 	$(CC) -c -fPIC -DBLOB_SYMBOL=nt_patch_fatbin -DBLOB_FILE='"$(BUILD)/kernels/patch.fatbin"' -o $@ $<
 
+# SQLite is linked in, its symbols hidden: the program may carry its own
+# SQLite (another version, other options), and ours must not meet it.
+# (Debian's libelf.a is not position-independent: libelf stays shared.)
+SO_LDLIBS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -lsqlite3 -Wl,-Bdynamic -lelf -lm -ldl -lpthread
 $(BUILD)/libnucatrace.so: $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a interposer/libnucatrace.map
 	$(CC) $(call NOSAN,$(LDFLAGS)) -shared -Wl,--version-script=interposer/libnucatrace.map -Wl,-z,defs \
-		-o $@ $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a $(LDLIBS)
+		-o $@ $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a $(SO_LDLIBS)
 
 $(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(BUILD)/usage.o $(CMD_OBJ) $(KERNEL_OBJ) $(BUILD)/libntcore.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
