@@ -124,21 +124,30 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double nt_median(const double *v, int n)
+/* The values of v[0..n) that are not NAN, sorted ascending, in a new
+ * array (*out, to free); their count, or -1 when out of memory. */
+static int sorted_values(const double *v, int n, double **out)
 {
 	double *t = malloc((n > 0 ? n : 1) * sizeof(*t));
-	double med = NAN;
 	int k = 0;
 
+	*out = t;
 	if (!t)
-		return NAN;
+		return -1;
 	for (int i = 0; i < n; i++)
 		if (!isnan(v[i]))
 			t[k++] = v[i];
-	if (k) {
-		qsort(t, k, sizeof(*t), cmp_double);
+	qsort(t, k, sizeof(*t), cmp_double);
+	return k;
+}
+
+double nt_median(const double *v, int n)
+{
+	double *t, med = NAN;
+	int k = sorted_values(v, n, &t);
+
+	if (k > 0)
 		med = k % 2 ? t[k / 2] : 0.5 * (t[k / 2 - 1] + t[k / 2]);
-	}
 	free(t);
 	return med;
 }
@@ -148,15 +157,11 @@ double nt_median(const double *v, int n)
  * pairs and the smaller in n - 1 - k, so the sum is O(n log n). */
 static double mean_pairwise_gap(const double *v, int n)
 {
-	double *t = malloc((n > 0 ? n : 1) * sizeof(*t)), sum = 0;
-	int k = 0;
+	double *t, sum = 0;
+	int k = sorted_values(v, n, &t);
 
-	if (!t)
+	if (k < 0)
 		return NAN;
-	for (int i = 0; i < n; i++)
-		if (!isnan(v[i]))
-			t[k++] = v[i];
-	qsort(t, k, sizeof(*t), cmp_double);
 	for (int i = 0; i < k; i++)
 		sum += t[i] * (2.0 * i - (k - 1));
 	free(t);

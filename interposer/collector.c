@@ -254,6 +254,18 @@ void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const ch
 	pthread_mutex_unlock(&col.lock);
 }
 
+/* Wait (lock held) for the progress signal, at most ns nanoseconds. */
+static void wait_progress(long ns)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += ns;
+	if (t.tv_nsec >= 1000000000)
+		t.tv_sec++, t.tv_nsec -= 1000000000;
+	pthread_cond_timedwait(&col.progress, &col.lock, &t);
+}
+
 /* Advance p->done over the records the GPU has finished. */
 static int scan(struct pending *p)
 {
@@ -324,18 +336,12 @@ static void *drain_thread(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct timespec t;
-
 		pthread_mutex_lock(&col.lock);
 		if (col.stop) {
 			pthread_mutex_unlock(&col.lock);
 			return NULL;
 		}
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 2000000;
-		if (t.tv_nsec >= 1000000000)
-			t.tv_sec++, t.tv_nsec -= 1000000000;
-		pthread_cond_timedwait(&col.progress, &col.lock, &t);
+		wait_progress(2000000);
 		pthread_mutex_unlock(&col.lock);
 		drain_once();
 	}
@@ -349,13 +355,7 @@ static int wait_pending(double timeout_s)
 
 	pthread_mutex_lock(&col.lock);
 	while ((left = col.npending) > 0 && now_s() < end) {
-		struct timespec t;
-
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 5000000;
-		if (t.tv_nsec >= 1000000000)
-			t.tv_sec++, t.tv_nsec -= 1000000000;
-		pthread_cond_timedwait(&col.progress, &col.lock, &t);
+		wait_progress(5000000);
 	}
 	pthread_mutex_unlock(&col.lock);
 	return left;
@@ -373,13 +373,7 @@ void nt_collector_flush_context(uint64_t context)
 	col.abandon = context;
 	pthread_cond_broadcast(&col.progress);
 	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++) {
-		struct timespec t;
-
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 10000000;
-		if (t.tv_nsec >= 1000000000)
-			t.tv_sec++, t.tv_nsec -= 1000000000;
-		pthread_cond_timedwait(&col.progress, &col.lock, &t);
+		wait_progress(10000000);
 	}
 	pthread_mutex_unlock(&col.lock);
 	/* No thread to do it: drop them here. */
