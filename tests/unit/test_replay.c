@@ -1,0 +1,466 @@
+/* Unit tests for core/replay.c: hand-computed schedules, the policies'
+ * invariants, the observed-slots helper, speed, and the replay of the
+ * real H200 traces (tests/data/traces). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "replay.h"
+#include "trace.h"
+
+static uint64_t rng_state = 42;
+
+static double urand01(void)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(rng_state >> 11) / (double)(1ULL << 53);
+}
+
+static void run_ok(const struct nt_replay_input *in, struct nt_replay_result *r)
+{
+	struct nt_err err = { "" };
+
+	if (nt_replay_run(in, r, &err))
+		fail_msg("nt_replay_run: %s", err.msg);
+}
+
+#define assert_ns(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+/*
+ * 3 SMs x 1 slot, L2 latency 0, 10, 20 cycles, slope 1 ns/cycle, and a
+ * trace that is this very schedule (SM: start..end):
+ *	b0 0: 0..30   b1 1: 0..10   b2 2: 0..50   b3 1: 10..30
+ *	b4 0: 30..70  b5 1: 30..40  b6 1: 40..70
+ * so base = 30 0 30 10 40 0 20 and d(b, s) = base + 0|10|20.
+ *   measured/hardware: the schedule above, 70; tail from 50 (SM 2 done
+ *     after the last dispatch at 40): 20.
+ *   uniform (+10 everywhere): b0 S0 0-40, b1 S1 0-10, b2 S2 0-40,
+ *     b3 S1 10-30, b4 S1 30-80, b5 S0 40-50, b6 S2 40-70: 80, lost -10.
+ *   greedy (in order, key free + lat): b0 S0 0-30, b1 S1 0-10,
+ *     b2 S1 10-50 (key 20 ties S2, lower SM), b3 S2 0-30, b4 S0 30-70,
+ *     b5 S2 30-50, b6 S1 50-80: 80.
+ *   LPT order b4 b0 b2 b6 b3 b1 b5.  aware: b4 S0 0-40, b0 S1 0-40,
+ *     b2 S2 0-50, b6 S0 40-60, b3 S1 40-60, b1 S0 60-60, b5 S0 60-60: 60.
+ *     blind: b4 S0 0-40, b0 S1 0-40, b2 S2 0-50, b6 S0 40-60,
+ *     b3 S1 40-60, b1 S2 50-70, b5 S0 60-70: 70.
+ */
+static const struct nt_replay_block tiny[7] = {
+	{ 0, 30, 0 }, { 0, 10, 1 }, { 0, 50, 2 }, { 10, 30, 1 }, { 30, 70, 0 }, { 30, 40, 1 }, { 40, 70, 1 },
+};
+static const double tiny_lat[3] = { 0, 10, 20 };
+
+static void test_tiny_by_hand(void **state)
+{
+	struct nt_replay_input in = { 3, 1, tiny, 7, tiny_lat, 1.0 };
+	struct nt_replay_result r;
+
+	(void)state;
+	run_ok(&in, &r);
+	assert_ns(r.measured_ns, 70);
+	assert_ns(r.replay_ns, 70);
+	assert_ns(r.error_pct, 0);
+	assert_ns(r.hardware_ns, 70);
+	assert_ns(r.uniform_ns, 80);
+	assert_ns(r.lost_ns, -10);
+	assert_ns(r.greedy_ns, 80);
+	assert_ns(r.aware_ns, 60);
+	assert_ns(r.lpt_blind_ns, 70);
+	assert_ns(r.recoverable_ns, 10);
+	assert_ns(r.recoverable_pct, 100.0 / 7);
+	assert_ns(r.reorder_ns, 0);
+	assert_ns(r.placement_ns, 10);
+	assert_ns(r.greedy_recoverable_ns, -10);
+	assert_ns(r.waves, 7.0 / 3);
+	assert_int_equal(r.full_waves, 2);
+	assert_ns(r.last_wave_fill, 1.0 / 3);
+	assert_ns(r.tail_start_ns, 50);
+	assert_ns(r.tail_ns, 20);
+
+	/* slope 0: every policy runs the measured durations (30 10 50 20 40
+	 * 10 30); in order that is the trace again; LPT (b2 b4 b0 b6 b3 b1
+	 * b5): b2 S0 0-50, b4 S1 0-40, b0 S2 0-30, b6 S2 30-60,
+	 * b3 S1 40-60, b1 S0 50-60, b5 S0 60-70 (three-way tie): 70. */
+	in.slope = 0;
+	run_ok(&in, &r);
+	assert_ns(r.replay_ns, 70);
+	assert_ns(r.hardware_ns, 70);
+	assert_ns(r.uniform_ns, 70);
+	assert_ns(r.greedy_ns, 70);
+	assert_ns(r.aware_ns, 70);
+	assert_ns(r.lpt_blind_ns, 70);
+}
+
+/* The long block belongs on the fast SM: in order, block 1 (100 ns of
+ * base) lands on the slow SM (+100); LPT puts it on the fast one and
+ * block 0 after it there (key 100 ties the slow SM's, lower SM wins). */
+static void test_aware_strictly_wins(void **state)
+{
+	static const struct nt_replay_block b[2] = { { 0, 10, 0 }, { 0, 100, 0 } };
+	static const double lat[2] = { 0, 100 };
+	struct nt_replay_input in = { 2, 1, b, 2, lat, 1.0 };
+	struct nt_replay_result r;
+
+	(void)state;
+	run_ok(&in, &r);
+	assert_ns(r.hardware_ns, 200);
+	assert_ns(r.uniform_ns, 150);
+	assert_ns(r.lost_ns, 50);
+	assert_ns(r.aware_ns, 110);
+	assert_ns(r.greedy_ns, 110);
+	assert_true(r.aware_ns < r.hardware_ns);
+	assert_ns(r.recoverable_ns, 90);
+	assert_ns(r.recoverable_pct, 45);
+	/* exactly one wave: the tail runs from the first end */
+	assert_int_equal(r.full_waves, 1);
+	assert_ns(r.last_wave_fill, 1);
+	assert_ns(r.tail_start_ns, 10);
+}
+
+/* Slope 0 on a random multi-wave launch, and the same launch at a slope
+ * on a flat map (every SM at 256 cycles): the map cannot matter, and the
+ * second run goes through every policy's own replay. */
+static void test_slope_zero_uniform_is_hardware(void **state)
+{
+	enum { N = 20000, SM = 13, SLOTS = 3 };
+	struct nt_replay_block *b = calloc(N, sizeof(*b));
+	double lat[SM];
+	struct nt_replay_input in = { SM, SLOTS, b, N, lat, 0 };
+	struct nt_replay_result r0, r;
+
+	(void)state;
+	assert_non_null(b);
+	for (int s = 0; s < SM; s++)
+		lat[s] = 200 + 100 * urand01();
+	for (int i = 0; i < N; i++) {
+		b[i].t_start_ns = (int64_t)(1e6 * urand01());
+		b[i].t_end_ns = b[i].t_start_ns + 1000 + (int64_t)(5000 * urand01());
+		b[i].sm = (int32_t)(urand01() * SM);
+	}
+	run_ok(&in, &r0);
+	assert_true(r0.hardware_ns > 0);
+	assert_true(r0.uniform_ns == r0.hardware_ns && r0.replay_ns == r0.hardware_ns);
+	assert_true(r0.greedy_ns == r0.hardware_ns && r0.aware_ns == r0.lpt_blind_ns);
+	assert_true(r0.lost_ns == 0 && r0.placement_ns == 0 && r0.greedy_recoverable_ns == 0);
+	/* many short blocks: LPT is not worse than in order, nor better
+	 * than the average load */
+	assert_true(r0.aware_ns <= r0.hardware_ns);
+	assert_int_equal(r0.full_waves, N / (SM * SLOTS));
+
+	for (int s = 0; s < SM; s++)
+		lat[s] = 256;
+	in.slope = 0.5;
+	run_ok(&in, &r);
+	assert_true(r.hardware_ns == r0.hardware_ns);
+	assert_true(r.uniform_ns == r0.hardware_ns);
+	assert_true(r.greedy_ns == r0.hardware_ns);
+	assert_true(r.lpt_blind_ns == r0.lpt_blind_ns);
+	assert_true(r.aware_ns == r0.lpt_blind_ns);
+	assert_true(r.tail_ns == r0.tail_ns);
+
+	/* and on a real spread the map does matter: same blocks */
+	for (int s = 0; s < SM; s++)
+		lat[s] = 200 + 100 * urand01();
+	run_ok(&in, &r);
+	assert_true(r.uniform_ns != r.hardware_ns);
+	assert_true(r.hardware_ns != r0.hardware_ns);
+	free(b);
+}
+
+static void expect_error(const struct nt_replay_input *in, const char *needle)
+{
+	struct nt_replay_result r;
+	struct nt_err err = { "" };
+
+	assert_int_equal(nt_replay_run(in, &r, &err), -1);
+	if (!strstr(err.msg, needle))
+		fail_msg("error '%s' lacks '%s'", err.msg, needle);
+}
+
+static void test_bad_input(void **state)
+{
+	struct nt_replay_block b[7];
+	double lat[3] = { 0, 10, 20 };
+	struct nt_replay_input in = { 3, 1, b, 7, lat, 1.0 };
+
+	(void)state;
+	memcpy(b, tiny, sizeof(b));
+	in.n_sm = 0;
+	expect_error(&in, "0 SMs");
+	in.n_sm = -2;
+	expect_error(&in, "-2 SMs");
+	in.n_sm = 3;
+	in.slots = 0;
+	expect_error(&in, "0 slots");
+	in.slots = 1 << 23;
+	expect_error(&in, "more than");
+	in.slots = 1;
+	in.n_blocks = 0;
+	expect_error(&in, "no blocks");
+	in.n_blocks = 7;
+	in.slope = NAN;
+	expect_error(&in, "slope nan");
+	in.slope = INFINITY;
+	expect_error(&in, "slope inf");
+	in.slope = 1;
+	lat[1] = NAN;
+	expect_error(&in, "latency of SM 1");
+	lat[1] = 10;
+	in.lat = NULL;
+	expect_error(&in, "no latency map");
+	in.lat = lat;
+	b[3].sm = 3;
+	expect_error(&in, "block 3 ran on SM 3");
+	b[3].sm = -1;
+	expect_error(&in, "block 3 ran on SM -1");
+	b[3] = tiny[3];
+	b[5].t_end_ns = 29;
+	expect_error(&in, "block 5 ends");
+	b[5] = tiny[5];
+	/* block 1: 10 ns on SM 1 (10 cycles) at slope 2 is -10 ns on SM 0 */
+	in.slope = 2;
+	expect_error(&in, "block 1");
+	/* a negative slope is fine while no block goes negative: at -2,
+	 * block 0 (30 ns on SM 0) would take -10 ns on SM 2 */
+	in.slope = -2;
+	expect_error(&in, "block 0");
+	in.slope = -0.1;
+	{
+		struct nt_replay_result r;
+
+		run_ok(&in, &r);
+		/* lat NULL is fine at slope 0 */
+		in.lat = NULL;
+		in.slope = 0;
+		run_ok(&in, &r);
+		assert_ns(r.replay_ns, 70);
+	}
+	assert_int_equal(nt_replay_run(NULL, NULL, NULL), -1);
+}
+
+static void test_observed_slots(void **state)
+{
+	static const struct nt_replay_block b[] = {
+		{ 0, 10, 0 }, { 10, 20, 0 },	/* touching: one slot */
+		{ 100, 200, 1 }, { 150, 250, 1 }, { 160, 170, 1 }, { 170, 180, 1 },	/* 3 at 160..170 */
+		{ 5, 5, 2 },			/* zero length: runs nothing */
+	};
+	struct nt_err err;
+	int slots = -1;
+
+	(void)state;
+	assert_int_equal(nt_replay_observed_slots(b, 2, &slots, &err), 0);
+	assert_int_equal(slots, 1);
+	assert_int_equal(nt_replay_observed_slots(b, 6, &slots, &err), 0);
+	assert_int_equal(slots, 3);
+	assert_int_equal(nt_replay_observed_slots(b + 6, 1, &slots, &err), 0);
+	assert_int_equal(slots, 0);
+	assert_int_equal(nt_replay_observed_slots(b, 0, &slots, &err), 0);
+	assert_int_equal(slots, 0);
+	/* per SM, not over the GPU: the same intervals on two SMs */
+	{
+		const struct nt_replay_block two[] = { { 0, 10, 0 }, { 0, 10, 1 }, { 5, 15, 1 } };
+
+		assert_int_equal(nt_replay_observed_slots(two, 3, &slots, &err), 0);
+		assert_int_equal(slots, 2);
+	}
+	{
+		const struct nt_replay_block bad[] = { { 0, 10, 0 }, { 10, 5, 0 } };
+
+		assert_int_equal(nt_replay_observed_slots(bad, 2, &slots, &err), -1);
+		assert_non_null(strstr(err.msg, "block 1"));
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A million blocks, 132 SMs x 16 slots, with a slope: only that it ends
+ * (the time is printed; the brief is well under a second). */
+static void test_million_blocks(void **state)
+{
+	enum { N = 1000000, SM = 132 };
+	struct nt_replay_block *b = malloc(N * sizeof(*b));
+	double lat[SM], t;
+	struct nt_replay_input in = { SM, 16, b, N, lat, 0.3 };
+	struct nt_replay_result r;
+	int slots;
+	struct nt_err err;
+
+	(void)state;
+	assert_non_null(b);
+	for (int s = 0; s < SM; s++)
+		lat[s] = 250 + 60 * urand01();
+	for (int i = 0; i < N; i++) {
+		b[i].sm = i % SM;
+		b[i].t_start_ns = 1700000000000000000LL + (int64_t)i * 7;
+		b[i].t_end_ns = b[i].t_start_ns + 200 + (int64_t)(20000 * urand01());
+	}
+	t = now();
+	run_ok(&in, &r);
+	t = now() - t;
+	print_message("replay of %d blocks, six policies: %.3f s\n", N, t);
+	t = now();
+	assert_int_equal(nt_replay_observed_slots(b, N, &slots, &err), 0);
+	print_message("observed slots of %d blocks: %.3f s\n", N, now() - t);
+	assert_true(r.hardware_ns > 0 && r.aware_ns > 0);
+	free(b);
+}
+
+/* The real traces.  A launch of at most one wave starts every block at
+ * 0 in the replay, so its makespan is the longest block, and the
+ * measured one exceeds it by less than the spread of the block starts:
+ * 0 <= measured - replay <= max start - min start (at most 160 ns on
+ * these traces: < 0.1% of the chase's 300 us launches, 0.55% of the
+ * 29 us PyTorch reduction).  Over more waves the replay
+ * misses the turnaround between one block's last warp out and the next
+ * block's first warp in on a slot (the records do not cover it: on the
+ * PyTorch launches about 1.5-3.9 us per block on 14 us blocks), so it
+ * comes out short: -25% < error < 0 there. */
+struct replay_check {
+	struct nt_trace *t;
+	const double *lat;
+	int n_sm, launches, multi_wave;
+	double single_pct;
+	double worst_single, worst_multi;
+};
+
+static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kernel *k, void *arg)
+{
+	struct replay_check *c = arg;
+	struct nt_replay_block *b;
+	struct nt_replay_result r;
+	struct nt_err err;
+	size_t n;
+	int64_t s0, s1;
+	double longest = 0;
+
+	(void)k;
+	if (!l->traced)
+		return 0;
+	c->launches++;
+	if (nt_replay_read_launch(c->t, l->launch, &b, &n, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, l->blocks);
+	assert_true(l->max_blocks_per_sm > 0);
+	{
+		struct nt_replay_input in = { c->n_sm, l->max_blocks_per_sm, b, n, c->lat, 0 };
+
+		run_ok(&in, &r);
+	}
+	assert_true(r.uniform_ns == r.hardware_ns && r.replay_ns == r.hardware_ns);
+	s0 = s1 = b[0].t_start_ns;
+	for (size_t i = 0; i < n; i++) {
+		s0 = b[i].t_start_ns < s0 ? b[i].t_start_ns : s0;
+		s1 = b[i].t_start_ns > s1 ? b[i].t_start_ns : s1;
+		longest = fmax(longest, (double)(b[i].t_end_ns - b[i].t_start_ns));
+	}
+	if (r.waves <= 1) {
+		assert_true(r.replay_ns == longest);
+		assert_true(r.measured_ns >= r.replay_ns);
+		assert_true(r.measured_ns - r.replay_ns <= (double)(s1 - s0));
+		assert_true(fabs(r.error_pct) < c->single_pct);
+		c->worst_single = fmax(c->worst_single, fabs(r.error_pct));
+	} else {
+		c->multi_wave++;
+		if (!(r.error_pct < 0 && r.error_pct > -25))
+			fail_msg("launch %lld: replay %.0f ns vs measured %.0f ns: %+.2f%%", (long long)l->launch,
+				 r.replay_ns, r.measured_ns, r.error_pct);
+		c->worst_multi = fmax(c->worst_multi, fabs(r.error_pct));
+	}
+	free(b);
+	return 0;
+}
+
+static void replay_trace(const char *name, int launches, int multi_wave, double single_pct)
+{
+	const char *dir = getenv("NT_TEST_DATA");
+	struct replay_check c = { .single_pct = single_pct };
+	struct nt_map *m = NULL;
+	struct nt_err err;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/traces/h200-abc66725-%s.sqlite", dir ? dir : "tests/data", name);
+	if (nt_trace_open(path, &c.t, &err) ||
+	    nt_trace_get_map(c.t, "GPU-abc66725-5d0d-d932-f66a-78b0c1d33c17", &m, &err))
+		fail_msg("%s", err.msg);
+	c.lat = m->chain;
+	c.n_sm = m->n_sm;
+	assert_int_equal(nt_trace_foreach_launch(c.t, on_launch, &c, &err), 0);
+	assert_int_equal(c.launches, launches);
+	assert_int_equal(c.multi_wave, multi_wave);
+	print_message("%s: %d launches, worst |error| %.3f%% within a wave, %.2f%% over %d multi-wave\n", name,
+		      c.launches, c.worst_single, c.worst_multi, c.multi_wave);
+	nt_map_free(m);
+	nt_trace_close(c.t);
+}
+
+static void test_real_chase(void **state)
+{
+	(void)state;
+	replay_trace("chase", 21, 0, 0.1);
+}
+
+static void test_real_torch_gemm(void **state)
+{
+	(void)state;
+	replay_trace("torch-gemm", 10, 7, 1);
+}
+
+/* 528 one-warp blocks on 132 SMs: the hardware put 4 on each. */
+static void test_real_observed_slots(void **state)
+{
+	const char *dir = getenv("NT_TEST_DATA");
+	struct nt_trace *t = NULL;
+	struct nt_replay_block *b;
+	struct nt_err err;
+	char path[512];
+	size_t n;
+	int slots;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/traces/h200-abc66725-chase.sqlite", dir ? dir : "tests/data");
+	if (nt_trace_open(path, &t, &err))
+		fail_msg("%s", err.msg);
+	for (int64_t launch = 1; launch <= 21; launch++) {
+		if (nt_replay_read_launch(t, launch, &b, &n, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(n, 528);
+		assert_int_equal(nt_replay_observed_slots(b, n, &slots, &err), 0);
+		assert_int_equal(slots, 4);
+		free(b);
+	}
+	assert_int_equal(nt_replay_read_launch(t, 999, &b, &n, &err), 0);
+	assert_null(b);
+	assert_int_equal(n, 0);
+	nt_trace_close(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tiny_by_hand),
+		cmocka_unit_test(test_aware_strictly_wins),
+		cmocka_unit_test(test_slope_zero_uniform_is_hardware),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_observed_slots),
+		cmocka_unit_test(test_million_blocks),
+		cmocka_unit_test(test_real_chase),
+		cmocka_unit_test(test_real_torch_gemm),
+		cmocka_unit_test(test_real_observed_slots),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
