@@ -42,7 +42,7 @@ all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Ireports $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libntcore.a: $(CORE_OBJ)
 	rm -f $@

@@ -16,6 +16,7 @@
 
 #include "calib.h"
 #include "cudrv.h"
+#include "demangle.h"
 #include "kattrs.h"
 #include "occupancy.h"
 #include "store.h"
@@ -167,28 +168,6 @@ static void commit(struct nt_sink *s)
 		nt_warn("%s", err.msg);
 }
 
-static char *demangle(const char *mangled)
-{
-	typedef char *(*demangler)(const char *, char *, size_t *, int *);
-	static demangler fn;
-	static int looked;
-	int status = -1;
-	char *out;
-
-	if (!looked) {
-		*(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = 1;
-	}
-	if (!fn || strncmp(mangled, "_Z", 2))
-		return NULL;
-	out = fn(mangled, NULL, NULL, &status);
-	if (status) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 static struct kernel_entry *kernel_of_rec(struct nt_sink *s, const char *mangled,
 					  const struct nt_kernel_record *r);
 
@@ -216,7 +195,7 @@ static struct kernel_entry *kernel_of_rec(struct nt_sink *s, const char *mangled
 		free(e);
 		return NULL;
 	}
-	dm = demangle(mangled);
+	dm = nt_demangle(mangled);
 	k.mangled = mangled;
 	k.demangled = dm;
 	k.registers = k.static_smem = k.const_bytes = k.local_bytes = k.max_threads = NT_TRACE_UNKNOWN;

@@ -1,0 +1,109 @@
+/* nucatrace report: what placement on slow SMs cost the traced kernels. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/map_cmds.h"
+#include "commands.h"
+#include "format.h"
+#include "parse.h"
+#include "report.h"
+#include "store.h"
+#include "usage.h"
+
+static const char usage[] =
+	"nucatrace report [--json] [--launches] [--top N] [--map SPEC] [--store PATH]\n"
+	"       TRACE...";
+
+static const char help[] =
+	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
+	"depends on the SM's L2 latency; per launch, a replay of the block dispatch that\n"
+	"must reproduce the measured makespan, and what it says the program lost to slow\n"
+	"SMs and could win back with a placement-aware schedule.  Several traces (ranks of\n"
+	"one job) make one report.\n"
+	"\n"
+	"  --json        machine-readable output (docs/report.md)\n"
+	"  --launches    also list every traced launch\n"
+	"  --top N       show the N kernels with the most recoverable time (default 20)\n"
+	"  --map SPEC    the map to use when a trace carries none: a map file, a\n"
+	"                calibration id or a GPU UUID in the store\n"
+	"  --store PATH  the map store for traces without a map (default: as calibrate)\n";
+
+struct map_source {
+	struct nt_map *fixed;	/* --map */
+	const char *store_path;
+};
+
+/* A trace without a map: --map, else the store's latest map of its GPU. */
+static int get_map(const char *uuid, struct nt_map **out, void *arg)
+{
+	struct map_source *src = arg;
+	struct nt_store *s = NULL;
+	char path[PATH_MAX];
+	const char *p = src->store_path;
+	int ret = -1;
+
+	if (src->fixed) {
+		if (strcmp(src->fixed->gpu.uuid, uuid))
+			warning("the map given with --map is of %s, the trace's GPU is %s",
+				src->fixed->gpu.uuid, uuid);
+		*out = nt_map_dup(src->fixed);
+		return *out ? 0 : -1;
+	}
+	if (!p && !(p = nt_store_default_path(path, sizeof(path))))
+		return -1;
+	if (!nt_store_open(p, 0, &s, NULL))
+		ret = nt_store_latest(s, uuid, out, NULL);
+	nt_store_close(s);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "launches", no_argument, NULL, 'l' },
+		{ "top", required_argument, NULL, 't' }, { "map", required_argument, NULL, 'm' },
+		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct nt_format *fmt = &nt_format_text;
+	struct nt_format_opts fo = { .top = 20 };
+	struct map_source src = { 0 };
+	const char *map_spec = NULL;
+	struct nt_report *r;
+	struct nt_err err;
+	long v;
+	int o, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'j': fmt = &nt_format_json; break;
+		case 'l': fo.launches = 1; break;
+		case 'm': map_spec = optarg; break;
+		case 'S': src.store_path = optarg; break;
+		case 'h': printf("usage: %s\n\n%s", usage, help); return 0;
+		case 't':
+			if (nt_parse_int(optarg, 0, 1000000, &v))
+				usage_error(usage, "--top: '%s' is not a number of kernels", optarg);
+			fo.top = (int)v;
+			break;
+		default: usage_bad_option(usage, "report", o, argv);
+		}
+	}
+	if (optind == argc)
+		usage_error(usage, "report: which trace files?");
+	if (map_spec)
+		src.fixed = map_load_spec(map_spec, src.store_path);
+	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
+		nt_map_free(src.fixed);
+		die("%s", err.msg);
+	}
+	ret = fmt->write(stdout, r, &fo);
+	nt_report_free(r);
+	nt_map_free(src.fixed);
+	return ret ? error("cannot write the report") : 0;
+}

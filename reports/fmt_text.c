@@ -1,0 +1,146 @@
+/* The report for people, at most 100 columns. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+static void header(FILE *f, const struct nt_report *r)
+{
+	int64_t traced = 0;
+
+	for (int i = 0; i < r->n_traces; i++)
+		traced += r->traces[i].traced;
+	fprintf(f, "nucatrace report: %d trace%s, %lld traced launches, %lld blocks\n", r->n_traces,
+		r->n_traces == 1 ? "" : "s", (long long)traced, (long long)r->blocks);
+	for (int i = 0; i < r->n_traces; i++) {
+		const struct nt_report_trace *t = &r->traces[i];
+
+		fprintf(f, "  trace %d  %s\n", i + 1, t->path);
+		fprintf(f, "           %s %s, %d SMs\n", t->gpu, t->uuid, t->sm_count);
+		fprintf(f, "           %s mode, %lld of %lld launches traced", t->backend[0] ? t->backend : "?",
+			(long long)t->traced, (long long)t->launches);
+		if (t->rank >= 0)
+			fprintf(f, ", rank %d", t->rank);
+		fprintf(f, "%s\n", t->traced && !t->has_map ? "; no map: no placement analysis" : "");
+	}
+}
+
+static void program(FILE *f, const struct nt_report *r)
+{
+	double t = r->time_ns_credible;
+
+	fprintf(f, "\nprogram, over its traced launches: GPU time %.3f ms in %d launches\n",
+		r->time_ns / 1e6, r->replayed);
+	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
+		   "                     %.0f%% on %d of %d launches (largest error %.2f%%)", NT_REPORT_MAX_REPLAY_ERR,
+		r->credible, r->replayed, r->replay_err_max_pct);
+	fprintf(f, "%s\n", r->credible < r->replayed ? ": the others are left out below" : "");
+	fprintf(f, "  over those %d launches (%.3f ms):\n", r->credible, t / 1e6);
+	fprintf(f, "  lost to slow SMs   %10.3f ms %6.1f%%  every SM as fast as the average SM\n",
+		r->lost_ns / 1e6, pct(r->lost_ns, t));
+	fprintf(f, "  recoverable        %10.3f ms %6.1f%%  placement-aware schedule (longest blocks\n"
+		   "                                          first, each to the SM that ends it first)\n",
+		r->recoverable_ns / 1e6, pct(r->recoverable_ns, t));
+	fprintf(f, "    by the map       %10.3f ms %6.1f%%  longest first either way, placed by SM speed\n",
+		r->placement_ns / 1e6, pct(r->placement_ns, t));
+	fprintf(f, "    by reordering    %10.3f ms %6.1f%%  longest first, the map ignored\n",
+		(r->recoverable_ns - r->placement_ns) / 1e6, pct(r->recoverable_ns - r->placement_ns, t));
+	fprintf(f, "  tail (last wave)   %10.3f ms %6.1f%%  not placement\n", r->tail_ns / 1e6,
+		pct(r->tail_ns, t));
+}
+
+static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
+{
+	if (!k->fitted || !k->fit.fitted)
+		snprintf(buf, len, "%-6s %-28s", "-", k->fitted ? "too few SMs" : "no map");
+	else
+		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", k->fit.sensitive ? "yes" : "no",
+			 k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi);
+}
+
+static void kernels(FILE *f, const struct nt_report *r, const int *idx, const struct nt_format_opts *o)
+{
+	int shown;
+
+	shown = o->top > 0 && o->top < r->n_kernels ? o->top : r->n_kernels;
+	fprintf(f, "\nkernels by recoverable time%s\n", shown < r->n_kernels ? " (top ones)" : "");
+	fprintf(f, "  %3s %8s %9s %10s  %-6s %-28s %6s %6s %6s\n", "#", "launches", "blocks", "time ms",
+		"L2-sen", "ns per cycle [95% CI]", "lost%", "recov%", "tail%");
+	for (int i = 0; i < shown; i++) {
+		const struct nt_report_kernel *k = &r->kernels[idx[i]];
+		const char *name = k->demangled ? k->demangled : k->name;
+		char cell[64];
+
+		fit_cell(cell, sizeof(cell), k);
+		fprintf(f, "  %3d %8d %9lld %10.3f  %s %6.1f %6.1f %6.1f\n", i + 1, k->launches,
+			(long long)k->blocks, k->time_ns / 1e6, cell, pct(k->lost_ns, k->time_ns_credible),
+			pct(k->recoverable_ns, k->time_ns_credible), pct(k->tail_ns, k->time_ns_credible));
+		fprintf(f, "      %.90s%s\n", name, strlen(name) > 90 ? "..." : "");
+		fprintf(f, "      grid %dx%dx%d, block %dx%dx%d; replay error up to %.2f%%", k->grid[0],
+			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+			k->replay_err_max_pct);
+		if (k->credible < k->replayed)
+			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
+		fputc('\n', f);
+		if (k->fitted && k->fit.fitted)
+			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %.2f\n",
+				k->fit.effect_pct, k->fit.confidence, k->fit.r2);
+	}
+}
+
+/* Launches, with their kernel's number in the table above (rank[]). */
+static void launches(FILE *f, const struct nt_report *r, const int *rank)
+{
+	fprintf(f, "\nlaunches\n  %5s %8s %7s %12s %8s %8s %8s %6s %5s\n", "trace", "launch", "kernel",
+		"makespan ns", "replay%", "lost%", "recov%", "waves", "slots");
+	for (size_t i = 0; i < r->n_launches; i++) {
+		const struct nt_report_launch *l = &r->launches[i];
+
+		if (!l->ok) {
+			fprintf(f, "  %5d %8lld %7d  not replayed: %s\n", l->trace + 1, (long long)l->launch,
+				rank[l->kernel] + 1, l->why);
+			continue;
+		}
+		fprintf(f, "  %5d %8lld %7d %12.0f %8.2f %8.2f %8.2f %6.2f %4d%s\n", l->trace + 1,
+			(long long)l->launch, rank[l->kernel] + 1, l->r.measured_ns, l->r.error_pct, l->r.lost_pct,
+			l->r.recoverable_pct, l->r.waves, l->slots, l->slots_observed ? "*" : "");
+	}
+	fprintf(f, "  (* slots as observed in the records, below the occupancy limit)\n");
+}
+
+static int write_text(FILE *f, const struct nt_report *r, const struct nt_format_opts *o)
+{
+	int *idx, *rank;
+
+	header(f, r);
+	if (!r->n_launches) {
+		fprintf(f, "\nno traced launches: nothing to attribute (kernels-mode traces have no "
+			   "block records)\n");
+		return ferror(f) ? -1 : 0;
+	}
+	idx = nt_report_rank_kernels(r);
+	rank = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*rank));
+	if (!idx || !rank) {
+		free(idx);
+		free(rank);
+		return -1;
+	}
+	for (int i = 0; i < r->n_kernels; i++)
+		rank[idx[i]] = i;
+	program(f, r);
+	kernels(f, r, idx, o);
+	if (o->launches)
+		launches(f, r, rank);
+	free(idx);
+	free(rank);
+	return ferror(f) ? -1 : 0;
+}
+
+const struct nt_format nt_format_text = { "text", write_text };
