@@ -1,4 +1,5 @@
 /* nucatrace report: what placement on slow SMs cost the traced kernels. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,8 +15,8 @@
 #include "usage.h"
 
 static const char usage[] =
-	"nucatrace report [--json] [--launches] [--top N] [--map SPEC] [--store PATH]\n"
-	"       TRACE...";
+	"nucatrace report [--json] [--launches] [--top N] [--perfetto FILE] [--csv DIR]\n"
+	"       [--map SPEC] [--store PATH] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
@@ -27,6 +28,9 @@ static const char help[] =
 	"  --json        machine-readable output (docs/report.md)\n"
 	"  --launches    also list every traced launch\n"
 	"  --top N       show the N kernels with the most recoverable time (default 20)\n"
+	"  --perfetto F  also write a Perfetto/Chrome trace to F: a track per SM with a\n"
+	"                slice per block, and a kernels track (open in ui.perfetto.dev)\n"
+	"  --csv DIR     also write kernels.csv, launches.csv and blocks.csv into DIR\n"
 	"  --map SPEC    the map to use when a trace carries none: a map file, a\n"
 	"                calibration id or a GPU UUID in the store\n"
 	"  --store PATH  the map store for traces without a map (default: as calibrate)\n";
@@ -66,12 +70,14 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "launches", no_argument, NULL, 'l' },
 		{ "top", required_argument, NULL, 't' }, { "map", required_argument, NULL, 'm' },
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
 	struct nt_format_opts fo = { .top = 20 };
 	struct map_source src = { 0 };
-	const char *map_spec = NULL;
+	const char *map_spec = NULL, *perfetto = NULL, *csv = NULL;
+	FILE *pf = NULL;
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
@@ -85,6 +91,8 @@ int cmd_report(int argc, char **argv)
 		case 'l': fo.launches = 1; break;
 		case 'm': map_spec = optarg; break;
 		case 'S': src.store_path = optarg; break;
+		case 'p': perfetto = optarg; break;
+		case 'c': csv = optarg; break;
 		case 'h': printf("usage: %s\n\n%s", usage, help); return 0;
 		case 't':
 			if (nt_parse_int(optarg, 0, 1000000, &v))
@@ -96,14 +104,25 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind == argc)
 		usage_error(usage, "report: which trace files?");
+	/* Output files are made before any work, so a bad path fails fast;
+	 * an existing file is never overwritten. */
+	if (perfetto && !(pf = fopen(perfetto, "wx")))
+		die("cannot create '%s': %s%s", perfetto, strerror(errno),
+		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+	if (csv && nt_report_csv_check(csv, &err))
+		die("%s", err.msg);
 	if (map_spec)
 		src.fixed = map_load_spec(map_spec, src.store_path);
 	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
 		nt_map_free(src.fixed);
 		die("%s", err.msg);
 	}
-	ret = fmt->write(stdout, r, &fo);
+	ret = fmt->write(stdout, r, &fo) ? error("cannot write the report") : 0;
+	if (pf && (nt_format_perfetto.write(pf, r, &fo) | fclose(pf)))
+		ret = error("cannot write '%s'", perfetto);
+	if (csv && nt_report_write_csv(csv, r, &err))
+		ret = error("%s", err.msg);
 	nt_report_free(r);
 	nt_map_free(src.fixed);
-	return ret ? error("cannot write the report") : 0;
+	return ret;
 }

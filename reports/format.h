@@ -21,6 +21,11 @@ struct nt_format {
 	int (*write)(FILE *f, const struct nt_report *r, const struct nt_format_opts *o);
 };
 
-extern const struct nt_format nt_format_text, nt_format_json;
+extern const struct nt_format nt_format_text, nt_format_json, nt_format_perfetto;
+
+/* CSV is a folder of files, not one stream (fmt_csv.c). */
+int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err);
+/* Before the work: -1 when one of the files already exists in dir. */
+int nt_report_csv_check(const char *dir, struct nt_err *err);
 
 #endif

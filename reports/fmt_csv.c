@@ -1,0 +1,176 @@
+/*
+ * The report as CSV files in a folder, for pandas and spreadsheets:
+ * kernels.csv (one row per kernel, the fit and the sums), launches.csv
+ * (one row per traced launch, the replay) and blocks.csv (every block
+ * record of the analysed launches, read again from the trace files).
+ * The folder is made if missing; existing files are never overwritten.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "trace.h"
+
+static FILE *create(const char *dir, const char *name, struct nt_err *err)
+{
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		nt_err_set(err, "--csv: path too long");
+		return NULL;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		nt_err_set(err, "cannot create '%s': %s%s", path, strerror(errno),
+			   errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		nt_err_set(err, "cannot write '%s': %s", path, strerror(errno));
+	}
+	return f;
+}
+
+/* A CSV field: quoted, with quotes doubled (kernel names hold commas). */
+static void field(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void kernels(FILE *f, const struct nt_report *r)
+{
+	fprintf(f, "kernel,trace,device,name,demangled,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
+		   "launches,blocks,time_ns,credible,credible_time_ns,lost_ns,recoverable_ns,"
+		   "recoverable_by_map_ns,tail_ns,replay_error_max_pct,sensitive,confidence,"
+		   "slope_ns_per_cycle,slope_ci_low,slope_ci_high,r2,effect_pct\n");
+	for (int i = 0; i < r->n_kernels; i++) {
+		const struct nt_report_kernel *k = &r->kernels[i];
+		int fit = k->fitted && k->fit.fitted;
+
+		fprintf(f, "%d,%d,%d,", i, k->trace, k->device);
+		field(f, k->name);
+		fputc(',', f);
+		field(f, k->demangled);
+		fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%lld,%.0f,%d,%.0f,%.1f,%.1f,%.1f,%.1f,%.4f,", k->grid[0],
+			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->launches,
+			(long long)k->blocks, k->time_ns, k->credible, k->time_ns_credible, k->lost_ns,
+			k->recoverable_ns, k->placement_ns, k->tail_ns, k->replay_err_max_pct);
+		if (fit)
+			fprintf(f, "%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n", k->fit.sensitive, k->fit.confidence,
+				k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->fit.r2, k->fit.effect_pct);
+		else
+			fprintf(f, ",,,,,,\n");
+	}
+}
+
+static void launches(FILE *f, const struct nt_report *r)
+{
+	fprintf(f, "trace,launch,kernel,replayed,slots,makespan_ns,replay_ns,replay_error_pct,"
+		   "hardware_ns,uniform_ns,aware_ns,lost_ns,recoverable_ns,placement_ns,waves,tail_ns\n");
+	for (size_t i = 0; i < r->n_launches; i++) {
+		const struct nt_report_launch *l = &r->launches[i];
+
+		fprintf(f, "%d,%lld,%d,%d,", l->trace, (long long)l->launch, l->kernel, l->ok);
+		if (!l->ok) {
+			fprintf(f, ",,,,,,,,,,,\n");
+			continue;
+		}
+		fprintf(f, "%d,%.0f,%.1f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f\n", l->slots,
+			l->r.measured_ns, l->r.replay_ns, l->r.error_pct, l->r.hardware_ns, l->r.uniform_ns,
+			l->r.aware_ns, l->r.lost_ns, l->r.recoverable_ns, l->r.placement_ns, l->r.waves,
+			l->r.tail_ns);
+	}
+}
+
+struct bctx {
+	FILE *f;
+	int trace;
+	int64_t launch;
+};
+
+static int on_block(const struct nt_trace_block *b, void *arg)
+{
+	struct bctx *c = arg;
+
+	fprintf(c->f, "%d,%lld,%lld,%d,%lld,%lld,%lld,%lld,%d\n", c->trace, (long long)c->launch,
+		(long long)b->block, b->sm, (long long)b->t_start_ns, (long long)b->t_end_ns,
+		(long long)(b->t_end_ns - b->t_start_ns), (long long)(b->c_end - b->c_start), b->warps);
+	return 0;
+}
+
+static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
+{
+	fprintf(f, "trace,launch,block,sm,t_start_ns,t_end_ns,ns,cycles,warps\n");
+	for (int ti = 0; ti < r->n_traces; ti++) {
+		struct bctx c = { f, ti, 0 };
+		struct nt_trace *t;
+
+		if (nt_trace_open(r->traces[ti].path, &t, err))
+			return -1;
+		for (size_t i = 0; i < r->n_launches; i++) {
+			if (r->launches[i].trace != ti)
+				continue;
+			c.launch = r->launches[i].launch;
+			if (nt_trace_foreach_block(t, c.launch, on_block, &c, err)) {
+				nt_trace_close(t);
+				return -1;
+			}
+		}
+		nt_trace_close(t);
+	}
+	return 0;
+}
+
+static const char *const files[] = { "kernels.csv", "launches.csv", "blocks.csv" };
+
+int nt_report_csv_check(const char *dir, struct nt_err *err)
+{
+	char path[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (!lstat(path, &st))
+			return nt_err_set(err, "cannot create '%s': File exists (nucatrace does not "
+					  "overwrite files)", path);
+	}
+	return 0;
+}
+
+int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err)
+{
+	FILE *f;
+	int ret;
+
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
+	if (!(f = create(dir, files[0], err)))
+		return -1;
+	kernels(f, r);
+	if (fclose(f))
+		return nt_err_set(err, "cannot write '%s/kernels.csv'", dir);
+	if (!(f = create(dir, files[1], err)))
+		return -1;
+	launches(f, r);
+	if (fclose(f))
+		return nt_err_set(err, "cannot write '%s/launches.csv'", dir);
+	if (!(f = create(dir, files[2], err)))
+		return -1;
+	ret = blocks(f, r, err);
+	if (fclose(f) && !ret)
+		ret = nt_err_set(err, "cannot write '%s/blocks.csv'", dir);
+	return ret;
+}
