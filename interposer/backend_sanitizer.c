@@ -315,7 +315,15 @@ static const char *trace_launch(const struct nt_san_launch_data *d, const struct
 		free(h);
 		return "cannot pass the record buffer to the launch";
 	}
-	nt_collector_traced(seq, l, desc.rec, (uint32_t)blocks, desc.tag, release, h);
+	if (nt_collector_traced(seq, l, desc.rec, (uint32_t)blocks, desc.tag, release, h)) {
+		/* The caller gives the launch no data instead (the last call
+		 * wins), so the slice is free again; we hold the lock that
+		 * release() would take. */
+		memset(cb->chunk_used + chunk, 0, h->nchunks);
+		cb->desc_used[slot] = 0;
+		free(h);
+		return "collector stopping or out of memory";
+	}
 	return NULL;
 }
 

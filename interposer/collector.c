@@ -95,9 +95,6 @@ void nt_warn(const char *fmt, ...)
 
 static void *drain_thread(void *arg);
 
-/* The thread starts with the first traced launch: processes that never
- * launch a kernel (shells, compilers under `nucatrace run`) get none.
- * Called with the lock held. */
 /* Called with the lock held, at the first launch. */
 static void hook_exit(void)
 {
@@ -107,6 +104,9 @@ static void hook_exit(void)
 	}
 }
 
+/* The thread starts with the first traced launch: processes that never
+ * launch a kernel (shells, compilers under `nucatrace run`) get none.
+ * Called with the lock held. */
 static void start_thread(void)
 {
 	hook_exit();
@@ -162,17 +162,15 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	return traced;
 }
 
-void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
-			 const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
-			 void (*release)(void *cookie), void *cookie)
+int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
+			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
+			void (*release)(void *cookie), void *cookie)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
 	if (!p || !(p->kernel = strdup(l->kernel))) {
 		free(p);
-		release(cookie);
-		nt_collector_dropped(seq, l, "out of memory");
-		return;
+		return -1;
 	}
 	p->seq = seq;
 	p->l = *l;
@@ -186,16 +184,16 @@ void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	pthread_mutex_lock(&col.lock);
 	if (!col.started || col.stop) {
 		pthread_mutex_unlock(&col.lock);
-		release(cookie);
 		free(p->kernel);
 		free(p);
-		return;
+		return -1;
 	}
 	*col.tail = p;
 	col.tail = &p->next;
 	col.npending++;
 	start_thread();
 	pthread_mutex_unlock(&col.lock);
+	return 0;
 }
 
 void nt_collector_kernel(const struct nt_kernel_record *r)

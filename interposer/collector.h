@@ -69,10 +69,13 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq);
 
 /* A traced launch whose n records will appear in rec[] with tag.
  * release(cookie) is called (from the collector's thread) once the
- * records have been read, or the launch was abandoned. */
-void nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
-			 const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
-			 void (*release)(void *cookie), void *cookie);
+ * records have been read, or the launch was abandoned.  Returns -1,
+ * without calling release, when the collector cannot take it (stopping,
+ * out of memory): the caller, which may hold its own lock, undoes its
+ * set-up itself. */
+int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
+			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
+			void (*release)(void *cookie), void *cookie);
 
 /* A kernels-mode record: queued (copied), written by the collector's
  * thread.  Counts as a launch. */
