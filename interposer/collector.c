@@ -398,16 +398,19 @@ void nt_collector_stop(void)
 	/* What the GPU never finished (the program exited without waiting
 	 * for it, or the context died) is counted, not written. */
 	pthread_mutex_lock(&col.lock);
-	for (p = col.head; p; p = next) {
+	p = col.head;
+	col.head = NULL;
+	col.tail = &col.head;
+	pthread_mutex_unlock(&col.lock);
+	/* Outside the lock: release() takes the backend's, which is held
+	 * around our lock in launch callbacks. */
+	for (; p; p = next) {
 		next = p->next;
 		nt_sink_drop(col.sink, p->seq, &p->l, "incomplete at exit");
 		p->release(p->cookie);
 		free(p->kernel);
 		free(p);
 	}
-	col.head = NULL;
-	col.tail = &col.head;
-	pthread_mutex_unlock(&col.lock);
 	(void)left;
 	nt_sink_close(col.sink, col.seq, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
