@@ -37,7 +37,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3
 
-.PHONY: deps all test test-unit test-cli test-gpu bench asan install demo clean
+.PHONY: deps deps-html all test test-unit test-cli test-html test-gpu bench asan install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
@@ -125,6 +125,9 @@ test-unit: $(UNIT_BIN) $(TEST_CUBINS)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
 test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA)
 	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
+# The --html page in headless Chromium (apt-get install chromium); not in `test`.
+test-html: $(BUILD)/nucatrace
+	@NUCATRACE=$(BUILD)/nucatrace tests/html/check.sh
 
 # Programs the GPU tests trace (tests/gpu/progs): nvcc's default static cudart.
 # Also: the same program with shared cudart, and one on the driver API alone.
@@ -166,6 +169,11 @@ demo: all
 		echo "No usable GPU here: showing the bundled map measured on a real H200 instead."; \
 		$(BUILD)/nucatrace map show tests/data/maps/h200-af5e0b1a-a.json; \
 	fi
+
+# Debian's chromium, for the browser test of the report's HTML page.
+deps-html:
+	@if [ "$$(id -u)" = 0 ]; then s=; else s=sudo; fi; \
+	DEBIAN_FRONTEND=noninteractive $$s apt-get install -y -qq --no-install-recommends chromium python3 >/dev/null
 
 deps:
 	@if [ "$$(id -u)" = 0 ]; then s=; else s=sudo; fi; \

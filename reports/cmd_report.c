@@ -15,8 +15,8 @@
 #include "usage.h"
 
 static const char usage[] =
-	"nucatrace report [--json] [--launches] [--top N] [--perfetto FILE] [--csv DIR]\n"
-	"       [--map SPEC] [--store PATH] TRACE...";
+	"nucatrace report [--json] [--launches] [--top N] [--html FILE] [--perfetto FILE]\n"
+	"       [--csv DIR] [--map SPEC] [--store PATH] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
@@ -28,6 +28,8 @@ static const char help[] =
 	"  --json        machine-readable output (docs/report.md)\n"
 	"  --launches    also list every traced launch\n"
 	"  --top N       show the N kernels with the most recoverable time (default 20)\n"
+	"  --html FILE   also write the report as one self-contained HTML page: the SM\n"
+	"                latency heat map, kernels, scatter plots and a block timeline\n"
 	"  --perfetto F  also write a Perfetto/Chrome trace to F: a track per SM with a\n"
 	"                slice per block, and a kernels track (open in ui.perfetto.dev)\n"
 	"  --csv DIR     also write kernels.csv, launches.csv and blocks.csv into DIR\n"
@@ -71,13 +73,14 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' }, { "map", required_argument, NULL, 'm' },
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
+		{ "html", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
 	struct nt_format_opts fo = { .top = 20 };
 	struct map_source src = { 0 };
-	const char *map_spec = NULL, *perfetto = NULL, *csv = NULL;
-	FILE *pf = NULL;
+	const char *map_spec = NULL, *perfetto = NULL, *csv = NULL, *html = NULL;
+	FILE *pf = NULL, *hf = NULL;
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
@@ -93,6 +96,7 @@ int cmd_report(int argc, char **argv)
 		case 'S': src.store_path = optarg; break;
 		case 'p': perfetto = optarg; break;
 		case 'c': csv = optarg; break;
+		case 'H': html = optarg; break;
 		case 'h': printf("usage: %s\n\n%s", usage, help); return 0;
 		case 't':
 			if (nt_parse_int(optarg, 0, 1000000, &v))
@@ -109,6 +113,9 @@ int cmd_report(int argc, char **argv)
 	if (perfetto && !(pf = fopen(perfetto, "wx")))
 		die("cannot create '%s': %s%s", perfetto, strerror(errno),
 		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+	if (html && !(hf = fopen(html, "wx")))
+		die("cannot create '%s': %s%s", html, strerror(errno),
+		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
 	if (csv && nt_report_csv_check(csv, &err))
 		die("%s", err.msg);
 	if (map_spec)
@@ -120,6 +127,8 @@ int cmd_report(int argc, char **argv)
 	ret = fmt->write(stdout, r, &fo) ? error("cannot write the report") : 0;
 	if (pf && (nt_format_perfetto.write(pf, r, &fo) | fclose(pf)))
 		ret = error("cannot write '%s'", perfetto);
+	if (hf && (nt_format_html.write(hf, r, &fo) | fclose(hf)))
+		ret = error("cannot write '%s'", html);
 	if (csv && nt_report_write_csv(csv, r, &err))
 		ret = error("%s", err.msg);
 	nt_report_free(r);

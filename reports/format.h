@@ -22,6 +22,7 @@ struct nt_format {
 };
 
 extern const struct nt_format nt_format_text, nt_format_json, nt_format_perfetto;
+extern const struct nt_format nt_format_html;
 
 /* CSV is a folder of files, not one stream (fmt_csv.c). */
 int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err);
