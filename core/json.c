@@ -258,3 +258,27 @@ int nt_json_finish(struct nt_json *j)
 		return -1;
 	return 0;
 }
+
+void nt_json_kv_double(struct nt_json *j, const char *key, double v)
+{
+	nt_json_key(j, key);
+	nt_json_double(j, v);
+}
+
+void nt_json_kv_int(struct nt_json *j, const char *key, int64_t v)
+{
+	nt_json_key(j, key);
+	nt_json_int(j, v);
+}
+
+void nt_json_kv_str(struct nt_json *j, const char *key, const char *v)
+{
+	nt_json_key(j, key);
+	nt_json_str(j, v);
+}
+
+void nt_json_kv_bool(struct nt_json *j, const char *key, int v)
+{
+	nt_json_key(j, key);
+	nt_json_bool(j, v);
+}

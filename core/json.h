@@ -73,6 +73,12 @@ void nt_json_double(struct nt_json *j, double v);
 void nt_json_bool(struct nt_json *j, int v);
 void nt_json_null(struct nt_json *j);
 void nt_json_double_array(struct nt_json *j, const double *v, int n);
+
+/* A key and its value in one call, for the many flat fields of reports. */
+void nt_json_kv_double(struct nt_json *j, const char *key, double v);
+void nt_json_kv_int(struct nt_json *j, const char *key, int64_t v);
+void nt_json_kv_str(struct nt_json *j, const char *key, const char *v);	/* NULL: null */
+void nt_json_kv_bool(struct nt_json *j, const char *key, int v);
 void nt_json_int_array(struct nt_json *j, const int64_t *v, int n);
 
 /* Ends the document (a newline when pretty).  0, or -1 when the stream

@@ -251,18 +251,6 @@ static void json_split(struct nt_json *j, const char *key, const struct nt_split
 	nt_json_end_object(j);
 }
 
-static void json_num(struct nt_json *j, const char *key, double v)
-{
-	nt_json_key(j, key);
-	nt_json_double(j, v);
-}
-
-static void json_int(struct nt_json *j, const char *key, int64_t v)
-{
-	nt_json_key(j, key);
-	nt_json_int(j, v);
-}
-
 /* "partition_sizes": [a, b], or null when the fit is n/a. */
 static void json_sizes(struct nt_json *j, int ok, const int size[2])
 {
@@ -297,8 +285,8 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 	nt_json_str(j, m->gpu.uuid);
 	nt_json_key(j, "name");
 	nt_json_str(j, m->gpu.name);
-	json_int(j, "sm_count", m->n_sm);
-	json_num(j, "sm_clock_mhz", m->sm_clock_mhz);
+	nt_json_kv_int(j, "sm_count", m->n_sm);
+	nt_json_kv_double(j, "sm_clock_mhz", m->sm_clock_mhz);
 	nt_json_key(j, "store_id");
 	if (store_id >= 0)
 		nt_json_int(j, store_id);
@@ -306,37 +294,37 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 		nt_json_null(j);
 	nt_json_key(j, "chain");
 	nt_json_begin_object(j);
-	json_num(j, "min", c->min);
-	json_num(j, "max", c->max);
-	json_num(j, "mean", c->mean);
-	json_num(j, "median", c->median);
-	json_num(j, "spread_pct", c->spread_pct);
-	json_num(j, "mean_gap", c->mean_gap);
-	json_int(j, "fastest_sm", c->argmin);
-	json_int(j, "slowest_sm", c->argmax);
-	json_num(j, "noise_median", c->noise_median);
-	json_num(j, "noise_max", c->noise_max);
+	nt_json_kv_double(j, "min", c->min);
+	nt_json_kv_double(j, "max", c->max);
+	nt_json_kv_double(j, "mean", c->mean);
+	nt_json_kv_double(j, "median", c->median);
+	nt_json_kv_double(j, "spread_pct", c->spread_pct);
+	nt_json_kv_double(j, "mean_gap", c->mean_gap);
+	nt_json_kv_int(j, "fastest_sm", c->argmin);
+	nt_json_kv_int(j, "slowest_sm", c->argmax);
+	nt_json_kv_double(j, "noise_median", c->noise_median);
+	nt_json_kv_double(j, "noise_max", c->noise_max);
 	nt_json_end_object(j);
 	nt_json_key(j, "tpc_pairs");
 	nt_json_begin_object(j);
-	json_int(j, "pairs", r->tpc.pairs);
-	json_int(j, "equal", r->tpc.equal);
-	json_num(j, "tolerance", r->tpc.tol);
+	nt_json_kv_int(j, "pairs", r->tpc.pairs);
+	nt_json_kv_int(j, "equal", r->tpc.equal);
+	nt_json_kv_double(j, "tolerance", r->tpc.tol);
 	nt_json_end_object(j);
 	nt_json_key(j, "halves");
 	nt_json_begin_object(j);
-	json_int(j, "split", r->halves.split);
-	json_int(j, "length", r->halves.len);
+	nt_json_kv_int(j, "split", r->halves.split);
+	nt_json_kv_int(j, "length", r->halves.len);
 	nt_json_key(j, "mirrored");
 	nt_json_bool(j, r->halves.mirrored);
-	json_num(j, "r", r->halves.r);
+	nt_json_kv_double(j, "r", r->halves.r);
 	nt_json_end_object(j);
 	if (r->has_lines) {
 		nt_json_key(j, "lines");
 		nt_json_begin_object(j);
-		json_int(j, "n_line", m->n_line);
-		json_num(j, "min", r->line_min);
-		json_num(j, "max", r->line_max);
+		nt_json_kv_int(j, "n_line", m->n_line);
+		nt_json_kv_double(j, "min", r->line_min);
+		nt_json_kv_double(j, "max", r->line_max);
 		nt_json_key(j, "r2");
 		if (r->fit_ok)
 			nt_json_double_array(j, r->fit.r2, NT_FIT_KMAX + 1);
@@ -354,24 +342,24 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 		json_split(j, "repeat", &r->repeat2);
 		json_sizes(j, r->ft_fit_ok, r->ft_part_size);
 		json_error(j, r->ft_fit_ok, &r->ft_fit_err);
-		json_num(j, "step_low", r->ft_step_low);
-		json_num(j, "step_high", r->ft_step_high);
-		json_num(j, "first_vs_lines_agreement", r->ft_lines_agree);
-		json_num(j, "repeat_vs_lines_agreement", r->repeat_lines_agree);
+		nt_json_kv_double(j, "step_low", r->ft_step_low);
+		nt_json_kv_double(j, "step_high", r->ft_step_high);
+		nt_json_kv_double(j, "first_vs_lines_agreement", r->ft_lines_agree);
+		nt_json_kv_double(j, "repeat_vs_lines_agreement", r->repeat_lines_agree);
 		if (st)
-			json_num(j, "dram_median", st->dram_median);
+			nt_json_kv_double(j, "dram_median", st->dram_median);
 		nt_json_end_object(j);
 	}
 	if (st) {
 		nt_json_key(j, "seconds");
 		nt_json_begin_object(j);
-		json_num(j, "warmup", st->wall_warmup);
-		json_num(j, "chain", st->wall_chain);
-		json_num(j, "noise", st->wall_noise);
-		json_num(j, "lines", st->wall_lines);
-		json_num(j, "first_touch", st->wall_first);
-		json_num(j, "warm_clock_mhz", st->warm_clock_mhz);
-		json_int(j, "launches", st->launches);
+		nt_json_kv_double(j, "warmup", st->wall_warmup);
+		nt_json_kv_double(j, "chain", st->wall_chain);
+		nt_json_kv_double(j, "noise", st->wall_noise);
+		nt_json_kv_double(j, "lines", st->wall_lines);
+		nt_json_kv_double(j, "first_touch", st->wall_first);
+		nt_json_kv_double(j, "warm_clock_mhz", st->warm_clock_mhz);
+		nt_json_kv_int(j, "launches", st->launches);
 		nt_json_end_object(j);
 	}
 	nt_json_end_object(j);
