@@ -9,9 +9,8 @@
 #define TOP 44		/* room for the title */
 #define BAR_H 14
 
-/* XML text/attribute escaping; control characters are not allowed in
- * XML 1.0 at all, so they become '?' rather than breaking the file. */
-static void put_escaped(FILE *f, const char *s)
+/* XML and HTML text/attribute escaping (heatmap.h). */
+void nt_xml_escape(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -21,9 +20,9 @@ static void put_escaped(FILE *f, const char *s)
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
+		case '\'': fputs("&#39;", f); break;
 		default:
-			fputc(c < 0x20 && c != '\t' && c != '\n' ? '?' : c, f);
+			fputc((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : c, f);
 		}
 	}
 }
@@ -56,7 +55,7 @@ static void put_head(FILE *f, int w, int h, const char *title)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>", w, h, w, h);
-	put_escaped(f, title);
+	nt_xml_escape(f, title);
 	fprintf(f, "</title>\n<defs><linearGradient id=\"ramp\">");
 	for (int i = 0; i <= 8; i++) {
 		unsigned char rgb[3];
@@ -68,7 +67,7 @@ static void put_head(FILE *f, int w, int h, const char *title)
 	fprintf(f, "</linearGradient></defs>\n"
 		"<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
 		"<text x=\"%d\" y=\"28\" font-size=\"16\">", w, h, MARGIN);
-	put_escaped(f, title);
+	nt_xml_escape(f, title);
 	fputs("</text>\n", f);
 }
 
@@ -89,7 +88,7 @@ static void put_bar(FILE *f, int y, int w, const double *v, int n, const char *u
 		MARGIN, y + BAR_H + 16, lo);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%.1f ",
 		MARGIN + w, y + BAR_H + 16, hi);
-	put_escaped(f, unit);
+	nt_xml_escape(f, unit);
 	fputs("</text>\n", f);
 }
 

@@ -9,7 +9,7 @@
  * assembles the page; the scatters and the timeline are fmt_html_svg.c's.
  *
  * Every string from a trace (paths, names, UUIDs, error text) goes
- * through html_esc(); numbers go through printf (LC_NUMERIC stays "C")
+ * through nt_xml_escape(); numbers go through printf (LC_NUMERIC stays "C")
  * and only when finite, so the page is the same bytes for the same traces.
  */
 #include <math.h>
@@ -37,22 +37,6 @@ static const char style[] =
 	"summary{cursor:pointer;font-weight:bold}\n"
 	".plots{display:flex;flex-wrap:wrap;gap:0 24px}.plots>div{flex:0 1 540px;min-width:0}\n";
 
-void html_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-		}
-	}
-}
-
 void html_esc_short(FILE *f, const char *s, size_t max)
 {
 	size_t n = strlen(s);
@@ -60,7 +44,7 @@ void html_esc_short(FILE *f, const char *s, size_t max)
 
 	if (n <= max) {
 		fputs("<code>", f);
-		html_esc(f, s);
+		nt_xml_escape(f, s);
 		fputs("</code>", f);
 		return;
 	}
@@ -69,9 +53,9 @@ void html_esc_short(FILE *f, const char *s, size_t max)
 	if (!(cut = strndup(s, max)))
 		return;
 	fputs("<code title=\"", f);
-	html_esc(f, s);
+	nt_xml_escape(f, s);
 	fputs("\">", f);
-	html_esc(f, cut);
+	nt_xml_escape(f, cut);
 	fputs("...</code>", f);
 	free(cut);
 }
@@ -182,9 +166,9 @@ static int heatmaps(struct html_page *p)
 		fputs("<p class=\"note\">The traces name no GPU.</p>\n", p->f);
 	for (int i = 0; i < gs->n; i++) {
 		fputs("<h3>", p->f);
-		html_esc(p->f, gs->g[i].name);
+		nt_xml_escape(p->f, gs->g[i].name);
 		fputs(" <code>", p->f);
-		html_esc(p->f, gs->g[i].uuid);
+		nt_xml_escape(p->f, gs->g[i].uuid);
 		fputs("</code></h3>\n", p->f);
 		if (!gs->g[i].map) {
 			fputs("<p class=\"note\">no map in the trace</p>\n", p->f);
@@ -221,13 +205,13 @@ static void traces(FILE *f, const struct nt_report *r)
 		const struct nt_report_trace *t = &r->traces[i];
 
 		fprintf(f, "<tr><td>%d</td><td class=\"l n\"><code>", i + 1);
-		html_esc(f, t->path);
+		nt_xml_escape(f, t->path);
 		fputs("</code></td><td class=\"l\">", f);
-		html_esc(f, t->gpu);
+		nt_xml_escape(f, t->gpu);
 		fputs("</td><td class=\"l\"><code>", f);
-		html_esc(f, t->uuid);
+		nt_xml_escape(f, t->uuid);
 		fprintf(f, "</code></td><td>%d</td><td class=\"l\">", t->sm_count);
-		html_esc(f, t->backend[0] ? t->backend : "?");
+		nt_xml_escape(f, t->backend[0] ? t->backend : "?");
 		fprintf(f, "</td><td>%lld</td><td>%lld</td><td>", (long long)t->traced, (long long)t->launches);
 		if (t->rank >= 0)
 			fprintf(f, "%d", t->rank);
@@ -321,7 +305,7 @@ static void launches(FILE *f, const struct nt_report *r, const int *rank)
 			rank[l->kernel] + 1);
 		if (!l->ok) {
 			fputs("<td class=\"l n\" colspan=\"7\">not replayed: ", f);
-			html_esc(f, l->why);
+			nt_xml_escape(f, l->why);
 			fputs("</td></tr>\n", f);
 			continue;
 		}

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "heatmap.h"	/* nt_xml_escape: every string from a trace */
 #include "report.h"
 
 #define HTML_NAME_CHARS 120	/* of a kernel name in tables and headings */
@@ -26,8 +27,6 @@ struct html_page {
 
 /* fmt_html.c */
 
-/* HTML text and attribute values alike; control characters become '?'. */
-void html_esc(FILE *f, const char *s);
 /* At most max bytes of s (cut before a UTF-8 sequence), "..." when cut,
  * all of it in a title attribute: long template names stay readable. */
 void html_esc_short(FILE *f, const char *s, size_t max);

@@ -5,7 +5,7 @@
  * per-SM block timeline of one launch, each a section of the page with
  * its heading and caption.  The block records and the map come again
  * from the trace files; numbers are printed only when finite, strings
- * only through html_esc(), as in the rest of the page.
+ * only through nt_xml_escape(), as in the rest of the page.
  */
 #include <math.h>
 #include <stdint.h>
@@ -109,7 +109,7 @@ static void svg_open(FILE *f, double w, double h, const char *title1, const char
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">"
 		"<title>%s", w, h, w, h, title1);
-	html_esc(f, title2);
+	nt_xml_escape(f, title2);
 	fprintf(f, "</title>\n<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
 }
 

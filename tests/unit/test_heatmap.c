@@ -153,7 +153,7 @@ static void assert_wellformed(const char *s)
 		if (*p == '&') {
 			assert_true(!strncmp(p, "&amp;", 5) || !strncmp(p, "&lt;", 4) ||
 				    !strncmp(p, "&gt;", 4) || !strncmp(p, "&quot;", 6) ||
-				    !strncmp(p, "&apos;", 6));
+				    !strncmp(p, "&#39;", 5));
 			continue;
 		}
 		if (*p == '>')
@@ -210,7 +210,7 @@ static void test_svg_vector(void **state)
 	assert_clean_svg(out);
 	/* background + one per SM + colour bar */
 	assert_int_equal(count(out, "<rect"), 1 + 132 + 1);
-	assert_int_equal(count(out, "H200 &lt;GPU-1&gt; &amp; &quot;x&quot; &apos;y&apos;"), 2);
+	assert_int_equal(count(out, "H200 &lt;GPU-1&gt; &amp; &quot;x&quot; &#39;y&#39;"), 2);
 	assert_null(strstr(out, "<GPU-1>"));
 	assert_int_equal(count(out, "fill=\"#cccccc\""), 2);	/* the missing SMs */
 	assert_int_equal(count(out, ">--</text>"), 2);
