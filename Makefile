@@ -37,7 +37,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3
 
-.PHONY: deps deps-html all test test-unit test-cli test-html test-gpu bench asan install demo clean
+.PHONY: deps deps-html bench-report all test test-unit test-cli test-html test-gpu bench asan install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
@@ -147,9 +147,16 @@ test-gpu: all $(GPU_PROGS)
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 
-bench: all $(GPU_PROGS)
+bench: all $(GPU_PROGS) bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
 	@BUILD=$(BUILD) tests/bench/interposer.sh
+
+# The report's speed over 10 million synthetic block records (CPU only).
+$(BUILD)/tests/gen_trace: tests/bench/gen_trace.c $(BUILD)/libntcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+bench-report: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace
+	@BUILD=$(BUILD) tests/bench/report.sh
 
 # The CPU tests again under AddressSanitizer and UBSan, in their own tree.
 asan:

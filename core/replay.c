@@ -368,7 +368,8 @@ static int edge_cmp(const void *pa, const void *pb)
 int nt_replay_observed_slots(const struct nt_replay_block *b, size_t n, int *slots, struct nt_err *err)
 {
 	struct edge *e;
-	int run = 0, most = 0;
+	size_t *at;
+	int run = 0, most = 0, max_sm = 0;
 
 	*slots = 0;
 	if (!n)
@@ -379,21 +380,40 @@ int nt_replay_observed_slots(const struct nt_replay_block *b, size_t n, int *slo
 		if (b[i].sm < 0 || b[i].t_end_ns < b[i].t_start_ns)
 			return nt_err_set(err, "observed slots: block %zu: SM %d, %lld..%lld ns", i, b[i].sm,
 					  (long long)b[i].t_start_ns, (long long)b[i].t_end_ns);
+	/* Edges grouped by SM first (a counting sort), then each SM's few
+	 * edges sorted: the same order as sorting them all with edge_cmp,
+	 * at a fraction of the cost for large grids. */
+	for (size_t i = 0; i < n; i++)
+		if (b[i].sm > max_sm)
+			max_sm = b[i].sm;
 	e = malloc(2 * n * sizeof(*e));
-	if (!e)
+	at = calloc((size_t)max_sm + 2, sizeof(*at));
+	if (!e || !at) {
+		free(e);
+		free(at);
 		return nt_err_set(err, "observed slots: out of memory for %zu blocks", n);
-	for (size_t i = 0; i < n; i++) {
-		e[2 * i] = (struct edge){ b[i].t_start_ns, b[i].sm, 1 };
-		e[2 * i + 1] = (struct edge){ b[i].t_end_ns, b[i].sm, -1 };
 	}
-	qsort(e, 2 * n, sizeof(*e), edge_cmp);
-	for (size_t i = 0; i < 2 * n; i++) {
-		if (i && e[i].sm != e[i - 1].sm)
-			run = 0;
-		run += e[i].delta;
-		most = run > most ? run : most;
+	for (size_t i = 0; i < n; i++)
+		at[b[i].sm + 1] += 2;
+	for (int s = 0; s <= max_sm; s++)
+		at[s + 1] += at[s];
+	for (size_t i = 0; i < n; i++) {
+		e[at[b[i].sm]++] = (struct edge){ b[i].t_start_ns, b[i].sm, 1 };
+		e[at[b[i].sm]++] = (struct edge){ b[i].t_end_ns, b[i].sm, -1 };
+	}
+	/* at[s] is now the end of SM s's edges, which start at at[s - 1] */
+	for (int s = 0; s <= max_sm; s++) {
+		size_t lo = s ? at[s - 1] : 0;
+
+		qsort(e + lo, at[s] - lo, sizeof(*e), edge_cmp);
+		run = 0;
+		for (size_t i = lo; i < at[s]; i++) {
+			run += e[i].delta;
+			most = run > most ? run : most;
+		}
 	}
 	free(e);
+	free(at);
 	*slots = most;
 	return 0;
 }

@@ -14,6 +14,7 @@
 /* One traced launch as the first pass sees it. */
 struct ldesc {
 	int64_t launch;
+	int64_t blocks;		/* records, from the launch row */
 	int device, kernel;	/* kernel: index into the report's kernels */
 	int32_t max_bps;
 };
@@ -124,6 +125,7 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 	}
 	d = &ts->ld[ts->n_ld++];
 	d->launch = l->launch;
+	d->blocks = l->blocks;
 	d->device = l->device;
 	d->kernel = ki;
 	d->max_bps = l->max_blocks_per_sm;
@@ -244,7 +246,6 @@ static int launch_slots(const struct ldesc *d, const struct nt_replay_block *rb,
 
 static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct blocks *bl)
 {
-	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
 	struct nt_replay_block *rb = NULL;
 	int32_t *wave = NULL, *cores = NULL;
 	int slots, observed, ret = -1, n_sm = ts->sm_count[d->device];
@@ -279,13 +280,51 @@ static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct bl
 			goto out;
 		}
 	}
-	k->launches++;
-	k->blocks += (int64_t)bl->n;
 	ret = 0;
 out:
 	free(rb);
 	free(wave);
 	free(cores);
+	return ret;
+}
+
+/* The fit's sample of each kernel: every launch while the kernel has at
+ * most NT_REPORT_FIT_BLOCKS blocks in all, else every stride-th launch
+ * (stride = blocks / NT_REPORT_FIT_BLOCKS, rounded up), spread over the
+ * run; reading and preparing the others would cost most of the report's
+ * time for nothing (the reservoir in keep_for_fit bounds the rest).
+ * Counts come from the launch rows, so every launch is counted. */
+static int fit_samples(struct tstate *ts, struct blocks *bl)
+{
+	struct nt_report *r = ts->r;
+	int64_t *total = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*total));
+	int *seen = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*seen));
+	int ret = -1;
+
+	if (!total || !seen) {
+		nt_err_set(ts->err, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ts->n_ld; i++) {
+		struct nt_report_kernel *k = &r->kernels[ts->ld[i].kernel];
+
+		total[ts->ld[i].kernel] += ts->ld[i].blocks;
+		k->launches++;
+		k->blocks += ts->ld[i].blocks;
+	}
+	for (size_t i = 0; i < ts->n_ld; i++) {
+		int ki = ts->ld[i].kernel;
+		int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
+
+		if (seen[ki]++ % (stride > 0 ? stride : 1))
+			continue;
+		if (first_pass_launch(ts, &ts->ld[i], bl))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(total);
+	free(seen);
 	return ret;
 }
 
@@ -392,9 +431,8 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 		    (!get_map || get_map(ts.uuid[dev], &ts.maps[dev], arg)))
 			tr->has_map = 0;
 	}
-	for (size_t i = 0; i < ts.n_ld; i++)
-		if (first_pass_launch(&ts, &ts.ld[i], &bl))
-			goto out;
+	if (fit_samples(&ts, &bl))
+		goto out;
 	for (int k = k0; k < r->n_kernels; k++) {
 		struct nt_report_kernel *e = &r->kernels[k];
 		struct nt_map *m = ts.maps[e->device];
