@@ -1,0 +1,252 @@
+/* nucatrace fingerprint: which GPU is this, from its per-SM latency map alone. */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+#include "commands.h"
+#include "fingerprint.h"
+#include "map_cmds.h"
+#include "store.h"
+#include "usage.h"
+
+static const char usage[] =
+	"nucatrace fingerprint [--device N|all] [--store PATH] [--threshold D]\n"
+	"       | --eval [--threshold D] [--store PATH | MAP...]";
+
+static const char help[] =
+	"Measure a quick map (the chain map twice, about a second) of each GPU and find\n"
+	"the GPU in the store whose maps are nearest: the distance ignores a global\n"
+	"offset (clock) and weighs each SM by its noise (core/fingerprint.h).  The GPU's\n"
+	"UUID is not used to match; it is printed beside the answer as the truth.\n"
+	"\n"
+	"  --device N|all   which GPU (default all)\n"
+	"  --store PATH     the maps to match against (default: as calibrate)\n"
+	"  --threshold D    farther than D from every stored GPU is \"unknown\"\n"
+	"                   (default %.1f, between the largest same-GPU and the smallest\n"
+	"                   different-GPU distance measured; docs/fingerprint.md)\n"
+	"  --eval           no GPU needed: identify each map of the store (or each MAP\n"
+	"                   file) against all the others, and print the confusion matrix\n";
+
+struct id_list {
+	int64_t *id;
+	size_t n, cap;
+};
+
+static int on_entry(const struct nt_store_entry *e, void *arg)
+{
+	struct id_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		int64_t *p = realloc(l->id, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		l->id = p;
+		l->cap = cap;
+	}
+	l->id[l->n++] = e->id;
+	return 0;
+}
+
+/* Every map in the store; dies with a clear message when there is none. */
+static struct nt_map **store_maps(const char *store_path, int *n)
+{
+	struct id_list ids = { 0 };
+	struct nt_store *s;
+	struct nt_map **maps;
+	struct nt_err err;
+	char path[PATH_MAX];
+
+	if (!store_path && !(store_path = nt_store_default_path(path, sizeof(path))))
+		die("no store path: set NUCATRACE_STORE or HOME, or use --store");
+	if (nt_store_open(store_path, 0, &s, &err))
+		die("%s", err.msg);
+	if (nt_store_list(s, on_entry, &ids, &err))
+		die("%s", err.msg);
+	if (!ids.n)
+		die("the store '%s' has no maps: calibrate the GPUs you want to recognise first",
+		    store_path);
+	maps = calloc(ids.n, sizeof(*maps));
+	if (!maps)
+		die("out of memory");
+	for (size_t i = 0; i < ids.n; i++)
+		if (nt_store_get(s, ids.id[i], &maps[i], &err))
+			die("%s", err.msg);
+	nt_store_close(s);
+	free(ids.id);
+	*n = (int)ids.n;
+	return maps;
+}
+
+static void free_maps(struct nt_map **maps, int n)
+{
+	for (int i = 0; i < n; i++)
+		nt_map_free(maps[i]);
+	free(maps);
+}
+
+static void on_progress(const char *stage)
+{
+	nt_progress("fingerprint: %s", stage);
+}
+
+static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, double threshold)
+{
+	struct nt_calib_opts o;
+	struct nt_calib_stats st;
+	struct nt_fp_match fm;
+	struct nt_map *m;
+	struct nt_err err;
+	double noise;
+	int ret = -1;
+
+	nt_calib_defaults(&o);
+	o.parts = NT_MAP_NOISE;
+	o.progress = on_progress;
+	if (nt_calib_run(cu, d, &o, &m, &st, &err))
+		return error("device %d: %s", d, err.msg);
+	nt_progress_done();
+	noise = nt_median(m->noise, m->n_sm);
+	if (noise > 1.0) {
+		error("device %d: median run-to-run difference %.2f cycles: the GPU is busy with other "
+		      "work, no fingerprint", d, noise);
+		goto out;
+	}
+	if (nt_fp_match(m, (const struct nt_map *const *)cands, n, threshold, &fm, &err)) {
+		error("device %d: %s", d, err.msg);
+		goto out;
+	}
+	if (fm.skipped == n) {
+		error("device %d (%s, %d SMs): the store has no map of a GPU with %d SMs", d,
+		      m->gpu.name, m->n_sm, m->n_sm);
+		goto out;
+	}
+	printf("GPU %d  %s, %d SMs, noise median %.3f cycles\n", d, m->gpu.name, m->n_sm, noise);
+	if (fm.unknown)
+		printf("  unknown GPU: nearest %s at distance %.2f (threshold %.2f)\n",
+		       fm.best >= 0 ? cands[fm.best]->gpu.uuid : "-", fm.best_d, fm.threshold);
+	else
+		printf("  identified as %s  distance %.3f, confidence %.2f\n", cands[fm.best]->gpu.uuid,
+		       fm.best_d, fm.confidence);
+	if (fm.second >= 0)
+		printf("  next nearest  %s  distance %.3f\n", cands[fm.second]->gpu.uuid, fm.second_d);
+	printf("  the device reports %s: %s\n", m->gpu.uuid,
+	       fm.unknown ? "not in the store under that UUID?"
+	       : !strcmp(cands[fm.best]->gpu.uuid, m->gpu.uuid) ? "correct" : "WRONG");
+	ret = 0;
+out:
+	nt_map_free(m);
+	return ret;
+}
+
+static void range_line(const char *what, double lo, double hi)
+{
+	if (isnan(lo))
+		printf("  %s distance -  (no such pair)\n", what);
+	else
+		printf("  %s distance %.3f .. %.3f\n", what, lo, hi);
+}
+
+static int eval(struct nt_map **maps, int n, double threshold)
+{
+	struct nt_fp_eval ev;
+	struct nt_err err;
+
+	if (nt_fp_eval((const struct nt_map *const *)maps, n, threshold, &ev, &err))
+		return error("%s", err.msg);
+	printf("%d maps of %d GPUs, each identified against all the others (leave one out)\n", ev.n,
+	       ev.n_ids);
+	range_line("same GPU:      ", ev.same_min, ev.same_max);
+	range_line("different GPUs:", ev.diff_min, ev.diff_max);
+	printf("  threshold %.2f: %d correct, %d wrong, %d unknown\n", ev.threshold, ev.correct,
+	       ev.wrong, ev.unknown);
+	printf("  (a map whose GPU has no other map is correct when it comes out unknown)\n\n");
+	printf("confusion (rows: true GPU, columns: identified as; ? unknown)\n  %-14s", "");
+	for (int j = 0; j < ev.n_ids; j++)
+		printf(" %5d", j + 1);
+	printf("     ?\n");
+	for (int i = 0; i < ev.n_ids; i++) {
+		printf("  %2d %.12s", i + 1, ev.ids[i]);
+		for (int j = 0; j <= ev.n_ids; j++)
+			printf(" %5d", ev.confusion[i * (ev.n_ids + 1) + j]);
+		putchar('\n');
+	}
+	for (int i = 0; i < ev.n_ids; i++)
+		printf("  %2d = %s\n", i + 1, ev.ids[i]);
+	nt_fp_eval_free(&ev);
+	return 0;
+}
+
+int cmd_fingerprint(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' }, { "store", required_argument, NULL, 'S' },
+		{ "threshold", required_argument, NULL, 't' }, { "eval", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	const char *store_path = NULL;
+	double threshold = 0;
+	int device = -1, do_eval = 0, o, n, count, failed = 0;
+	struct nt_map **maps;
+	struct nt_cuda cu;
+	struct nt_err err;
+	char *end;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'd':
+			device = strcmp(optarg, "all") ? (int)strtol(optarg, &end, 10) : -1;
+			if (strcmp(optarg, "all") && (*end || device < 0))
+				usage_error(usage, "--device: '%s' is not a device number or 'all'", optarg);
+			break;
+		case 'S': store_path = optarg; break;
+		case 'e': do_eval = 1; break;
+		case 't':
+			threshold = strtod(optarg, &end);
+			if (*end || !(threshold > 0) || !isfinite(threshold))
+				usage_error(usage, "--threshold: '%s' is not a positive distance", optarg);
+			break;
+		case 'h':
+			printf("usage: %s\n\n", usage);
+			printf(help, NT_FP_UNKNOWN_THRESHOLD);
+			return 0;
+		default: usage_bad_option(usage, "fingerprint", o, argv);
+		}
+	}
+	if (optind < argc && !do_eval)
+		usage_error(usage, "fingerprint: MAP files go with --eval");
+	if (do_eval) {
+		if (optind < argc) {
+			n = argc - optind;
+			maps = calloc(n, sizeof(*maps));
+			if (!maps)
+				die("out of memory");
+			for (int i = 0; i < n; i++)
+				maps[i] = map_load_spec(argv[optind + i], store_path);
+		} else {
+			maps = store_maps(store_path, &n);
+		}
+		failed = eval(maps, n, threshold);
+		free_maps(maps, n);
+		return failed;
+	}
+	maps = store_maps(store_path, &n);
+	if (nt_cuda_load(&cu, &err))
+		die_code(NT_EXIT_NOGPU, "%s", err.msg);
+	if (cu.cuDeviceGetCount(&count) || !count)
+		die_code(NT_EXIT_NOGPU, "no CUDA GPU visible");
+	if (device >= count)
+		die("--device %d: only %d GPU(s) here", device, count);
+	for (int d = device < 0 ? 0 : device; d <= (device < 0 ? count - 1 : device); d++)
+		failed |= identify(&cu, d, maps, n, threshold) != 0;
+	nt_cuda_unload(&cu);
+	free_maps(maps, n);
+	return failed;
+}
