@@ -19,6 +19,7 @@
 struct kernel_count {
 	UT_hash_handle hh;
 	int64_t seen;		/* launches so far */
+	int match;		/* passes the match= filter (decided at first sight) */
 	char name[];		/* mangled */
 };
 
@@ -186,13 +187,25 @@ static int matches(const struct nt_sampling *s, const char *mangled, const char 
 	return 0;
 }
 
+int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled)
+{
+	struct kernel_count *k;
+
+	if (!s->n_match || s->none || !mangled)
+		return 0;
+	HASH_FIND_STR(s->counts, mangled, k);
+	return !k;
+}
+
+/* Kernels are matched once, at first sight (fnmatch per launch would
+ * cost every launch of a long run); then counted. */
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled)
 {
 	struct kernel_count *k;
 	int64_t n;
 	int oom = 0, pick;
 
-	if (s->none || !mangled || !matches(s, mangled, demangled))
+	if (s->none || !mangled)
 		return 0;
 	HASH_FIND_STR(s->counts, mangled, k);
 	if (!k) {
@@ -201,12 +214,15 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		if (!(k = calloc(1, sizeof(*k) + len + 1)))
 			return 0;
 		memcpy(k->name, mangled, len + 1);
+		k->match = matches(s, mangled, demangled);
 		HASH_ADD(hh, s->counts, name, len, k);
 		if (oom) {
 			free(k);
 			return 0;
 		}
 	}
+	if (!k->match)
+		return 0;
 	n = k->seen++;
 	pick = s->all || (s->first && n < s->first) || (s->every && n % s->every == 0);
 	if (!pick || (s->max && s->traced >= s->max))

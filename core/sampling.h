@@ -53,6 +53,11 @@ int nt_sampling_parse(const char *policy, struct nt_sampling **out, struct nt_er
  * be NULL.  When memory runs out it says 0. */
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled);
 
+/* 1 when decide() would like the demangled name of this kernel: the
+ * policy has match= terms and the kernel is new (its match is decided
+ * once, at first sight).  Lets the caller demangle only then. */
+int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
+
 /* The canonical form: terms in the order all|none, first, every, match
  * (as given), max; the same policy always gives the same string. */
 const char *nt_sampling_string(const struct nt_sampling *s);

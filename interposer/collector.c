@@ -14,6 +14,7 @@
 
 #include <uthash.h>
 
+#include "demangle.h"
 #include "sampling.h"
 #include "sink.h"
 
@@ -154,11 +155,17 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
 	int traced;
 
+	char *dm = NULL;
+
 	pthread_mutex_lock(&col.lock);
 	*seq = ++col.seq;
-	traced = col.started && !col.stop && nt_sampling_decide(col.sampling, l->kernel, NULL);
+	/* match= also looks at the demangled name, made once per kernel */
+	if (col.started && col.sampling && nt_sampling_needs_demangled(col.sampling, l->kernel))
+		dm = nt_demangle(l->kernel);
+	traced = col.started && !col.stop && nt_sampling_decide(col.sampling, l->kernel, dm);
 	hook_exit();
 	pthread_mutex_unlock(&col.lock);
+	free(dm);
 	return traced;
 }
 

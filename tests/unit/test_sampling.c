@@ -123,6 +123,29 @@ static void test_match(void **state)
 	nt_sampling_free(s);
 }
 
+/* The match is decided once per kernel, with the demangled name asked
+ * for only then: later launches need no demangling and keep the verdict. */
+static void test_match_once(void **state)
+{
+	struct nt_sampling *s = parse_ok("match=foo<*");
+
+	(void)state;
+	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3fooIiEvv"), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "void foo<int>()"), 0);
+	/* "void foo<int>()" does not start with foo<: no match, decided */
+	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3fooIiEvv"), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "foo<int>"), 0);
+	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3barv"), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z3barv", "foo<bar>"), 1);
+	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3barv"), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z3barv", NULL), 1);	/* kept */
+	nt_sampling_free(s);
+	/* no match= term: never asks */
+	s = parse_ok("first=2");
+	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3barv"), 0);
+	nt_sampling_free(s);
+}
+
 /* Counting is per kernel: a kernel first seen late still gets its first N. */
 static void test_per_kernel_counts(void **state)
 {
@@ -186,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_first_and_every),
 		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_match_once),
 		cmocka_unit_test(test_per_kernel_counts),
 		cmocka_unit_test(test_errors),
 	};
