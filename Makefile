@@ -169,12 +169,20 @@ install: all
 	install -m 755 $(BUILD)/libnucatrace.so $(DESTDIR)$(PREFIX)/lib/nucatrace/libnucatrace.so
 
 # The main job: calibrate the GPUs here, or show the bundled H200 map.
-demo: all
+# With a GPU: calibrate it, then trace an L2-latency-bound test kernel and
+# report what slow SMs cost it.  Without: the same, measured on an H200.
+demo: all $(BUILD)/tests/gpu/bench
 	@if $(BUILD)/nucatrace calibrate --list; then \
-		$(BUILD)/nucatrace calibrate && $(BUILD)/nucatrace map show; \
+		$(BUILD)/nucatrace calibrate && $(BUILD)/nucatrace map show && \
+		rm -rf $(BUILD)/demo && mkdir -p $(BUILD)/demo && \
+		$(BUILD)/nucatrace run --sample all --output-dir $(BUILD)/demo -- \
+			$(BUILD)/tests/gpu/bench chase 20 && \
+		$(BUILD)/nucatrace report --html $(BUILD)/demo/report.html $(BUILD)/demo/*.sqlite && \
+		echo "the report as a page: $(BUILD)/demo/report.html"; \
 	else \
-		echo "No usable GPU here: showing the bundled map measured on a real H200 instead."; \
+		echo "No usable GPU here: showing a map and a report measured on a real H200 instead."; \
 		$(BUILD)/nucatrace map show tests/data/maps/h200-af5e0b1a-a.json; \
+		echo; $(BUILD)/nucatrace report tests/data/traces/h200-abc66725-chase.sqlite; \
 	fi
 
 # Debian's chromium, for the browser test of the report's HTML page.
