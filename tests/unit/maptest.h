@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #define TEST_HELPER static __attribute__((unused))
 
 /* A map of n_sm SMs with the given parts, every field set, values that
@@ -192,6 +194,33 @@ TEST_HELPER char *path_in(void **state, const char *name)
 	assert_non_null(p);
 	snprintf(p, 4096, "%s/%s", (char *)*state, name);
 	return p;
+}
+
+/* SQL on a store or trace file, for tests that look under the API. */
+TEST_HELPER void sql(const char *path, const char *stmt)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, stmt, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", stmt, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+TEST_HELPER int64_t sql_int(const char *path, const char *query)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", query, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
 }
 
 #endif

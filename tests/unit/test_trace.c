@@ -69,32 +69,6 @@ static void open_refused(const char *path, const char *want)
 	free(after);
 }
 
-static int64_t sql_int(const char *path, const char *query)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int64_t v;
-
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", query, sqlite3_errmsg(db));
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
-
-static void sql(const char *path, const char *stmt)
-{
-	sqlite3 *db;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	if (sqlite3_exec(db, stmt, NULL, NULL, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", stmt, sqlite3_errmsg(db));
-	sqlite3_close(db);
-}
-
 /* ---- the sample trace ---- */
 
 #define LONG_NAME_LEN 3000
