@@ -1,4 +1,5 @@
 /* nucatrace fingerprint: which GPU is this, from its per-SM latency map alone. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -10,11 +11,15 @@
 #include "commands.h"
 #include "fingerprint.h"
 #include "map_cmds.h"
+#include "mapio.h"
 #include "store.h"
 #include "usage.h"
+#include "version.h"
+
+#include <sys/stat.h>
 
 static const char usage[] =
-	"nucatrace fingerprint [--device N|all] [--store PATH] [--threshold D]\n"
+	"nucatrace fingerprint [--device N|all] [--store PATH] [--threshold D] [--output DIR]\n"
 	"       | --eval [--threshold D] [--store PATH | MAP...]";
 
 static const char help[] =
@@ -28,6 +33,8 @@ static const char help[] =
 	"  --threshold D    farther than D from every stored GPU is \"unknown\"\n"
 	"                   (default %.1f, between the largest same-GPU and the smallest\n"
 	"                   different-GPU distance measured; docs/fingerprint.md)\n"
+	"  --output DIR     also write each measured quick map to DIR/<uuid>.json (made if\n"
+	"                   missing; existing files are refused), for later --eval runs\n"
 	"  --eval           no GPU needed: identify each map of the store (or each MAP\n"
 	"                   file) against all the others, and print the confusion matrix\n";
 
@@ -95,7 +102,26 @@ static void on_progress(const char *stage)
 	nt_progress("fingerprint: %s", stage);
 }
 
-static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, double threshold)
+/* The quick map as JSON in dir/<uuid>.json, never over an existing file. */
+static int write_quick_map(const char *dir, const struct nt_map *m)
+{
+	char path[4096];
+	FILE *f;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s.json", dir, m->gpu.uuid) >= (int)sizeof(path))
+		return error("--output: path too long");
+	f = fopen(path, "wx");
+	if (!f)
+		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
+	ret = nt_map_write_json(f, m, 1);
+	if (fclose(f) || ret)
+		return error("cannot write '%s'", path);
+	return 0;
+}
+
+static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, double threshold,
+		    const char *output)
 {
 	struct nt_calib_opts o;
 	struct nt_calib_stats st;
@@ -111,6 +137,10 @@ static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, dou
 	if (nt_calib_run(cu, d, &o, &m, &st, &err))
 		return error("device %d: %s", d, err.msg);
 	nt_progress_done();
+	snprintf(m->command, sizeof(m->command), "nucatrace fingerprint (quick map)");
+	snprintf(m->tool_version, sizeof(m->tool_version), "%s", nt_version);
+	if (output && write_quick_map(output, m))
+		goto out;
 	noise = nt_median(m->noise, m->n_sm);
 	if (noise > 1.0) {
 		error("device %d: median run-to-run difference %.2f cycles: the GPU is busy with other "
@@ -187,9 +217,10 @@ int cmd_fingerprint(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' }, { "store", required_argument, NULL, 'S' },
 		{ "threshold", required_argument, NULL, 't' }, { "eval", no_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	const char *store_path = NULL;
+	const char *store_path = NULL, *output = NULL;
 	double threshold = 0;
 	int device = -1, do_eval = 0, o, n, count, failed = 0;
 	struct nt_map **maps;
@@ -208,6 +239,7 @@ int cmd_fingerprint(int argc, char **argv)
 			break;
 		case 'S': store_path = optarg; break;
 		case 'e': do_eval = 1; break;
+		case 'o': output = optarg; break;
 		case 't':
 			threshold = strtod(optarg, &end);
 			if (*end || !(threshold > 0) || !isfinite(threshold))
@@ -222,6 +254,8 @@ int cmd_fingerprint(int argc, char **argv)
 	}
 	if (optind < argc && !do_eval)
 		usage_error(usage, "fingerprint: MAP files go with --eval");
+	if (output && do_eval)
+		usage_error(usage, "fingerprint: --output goes with a measurement, not --eval");
 	if (do_eval) {
 		if (optind < argc) {
 			n = argc - optind;
@@ -237,6 +271,8 @@ int cmd_fingerprint(int argc, char **argv)
 		free_maps(maps, n);
 		return failed;
 	}
+	if (output && mkdir(output, 0777) && errno != EEXIST)
+		die("cannot create folder '%s' for --output: %s", output, strerror(errno));
 	maps = store_maps(store_path, &n);
 	if (nt_cuda_load(&cu, &err))
 		die_code(NT_EXIT_NOGPU, "%s", err.msg);
@@ -245,7 +281,7 @@ int cmd_fingerprint(int argc, char **argv)
 	if (device >= count)
 		die("--device %d: only %d GPU(s) here", device, count);
 	for (int d = device < 0 ? 0 : device; d <= (device < 0 ? count - 1 : device); d++)
-		failed |= identify(&cu, d, maps, n, threshold) != 0;
+		failed |= identify(&cu, d, maps, n, threshold, output) != 0;
 	nt_cuda_unload(&cu);
 	free_maps(maps, n);
 	return failed;

@@ -1,13 +1,61 @@
 #!/bin/sh
 # Used on the lent H200 (docs/results/): runs a carried build, records the
-# GPU's identity with every result.  $1 = what to run (see below).
+# GPU's identity with every result, and runs the steps named on the
+# command line, each with its log under $OUT:
+#   test-gpu      make test-gpu's two scripts (calibrate, interposer)
+#   demo          make demo's GPU branch (calibrate, trace, report)
+#   fingerprint   the committed maps into a store, then nucatrace fingerprint;
+#                 two full maps of this GPU, for tests/data/maps
+#   fp-diag       does a chain map depend on where its buffer lands? full and
+#                 quick maps, one taken while another process holds 20 GiB
+#   bench         make bench's GPU scripts (calibrate speed, tracing overhead)
+#   validate      the validation workloads (tests/gpu/validate.sh)
+#   localize      nucatrace localize --eval
+#   stability M   nucatrace calibrate --stability M
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-NT=${NT:-build/nucatrace}
+B=${BUILD:-build}
+NT=$B/nucatrace
 if ldd "$NT" | grep -q "not found"; then
-	export LD_LIBRARY_PATH=$PWD/build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH=$PWD/$B/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 { date -u +%FT%TZ; nvidia-smi -L; nvidia-smi --query-gpu=uuid,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv; } >"$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
-export NUCATRACE_STORE=$OUT/maps.db NUCATRACE_PROGRESS=1
+mkdir -p /tmp/nt-store
+export NUCATRACE_STORE=/tmp/nt-store/maps.db NUCATRACE_PROGRESS=0
+step() {	# step NAME COMMAND...: log to $OUT/NAME.log, time it
+	s_name=$1; shift
+	s_t0=$(date +%s)
+	"$@" >"$OUT/$s_name.log" 2>&1
+	s_rc=$?
+	echo "== $s_name: rc $s_rc, $(( $(date +%s) - s_t0 )) s"
+	tail -40 "$OUT/$s_name.log"
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	test-gpu) step calibrate-checks env NUCATRACE="$NT" tests/gpu/run.sh
+		step interposer-checks env BUILD="$B" tests/gpu/interposer.sh "$OUT/interposer" ;;
+	demo) step demo sh -c "'$NT' calibrate --quiet && '$NT' map show && rm -rf '$OUT/demo' && mkdir -p '$OUT/demo' &&
+		'$NT' run --sample all --output-dir '$OUT/demo' -- '$B/tests/gpu/bench' chase 20 &&
+		'$NT' report --html '$OUT/demo/report.html' '$OUT'/demo/*.sqlite" ;;
+	fingerprint) step fingerprint sh -c "NUCATRACE_STORE='$OUT/fp.db' '$NT' map import tests/data/maps/*.json >/dev/null &&
+		NUCATRACE_STORE='$OUT/fp.db' '$NT' fingerprint &&
+		'$NT' calibrate --no-store --quiet --output '$OUT/map-a.json' &&
+		'$NT' calibrate --no-store --quiet --output '$OUT/map-b.json'" ;;
+	fp-diag) step fp-diag sh -c "'$NT' calibrate --quiet --output '$OUT/full.json' &&
+		'$NT' calibrate --quick --no-store --quiet --output '$OUT/quick.json' &&
+		'$NT' map import tests/data/maps/*.json >/dev/null &&
+		'$NT' fingerprint --output '$OUT/fpq' &&
+		{ python3 -c 'import torch, time; x = torch.empty(20 << 30, dtype=torch.uint8, device=\"cuda\"); time.sleep(12)' & sleep 6;
+		  '$NT' calibrate --quick --no-store --quiet --output '$OUT/quick-shifted.json'; wait; } &&
+		'$NT' fingerprint --eval tests/data/maps/*.json '$OUT/full.json' '$OUT/quick.json' '$OUT/quick-shifted.json' '$OUT'/fpq/*.json" ;;
+	bench) step bench-calibrate env NUCATRACE="$NT" tests/bench/calibrate.sh
+		step bench-interposer env BUILD="$B" tests/bench/interposer.sh ;;
+	validate) step validate env BUILD="$B" tests/gpu/validate.sh "$OUT/validate" ;;
+	localize) step localize "$NT" localize --eval ;;
+	stability) shift; step stability "$NT" calibrate --stability "$1" --device 0 ;;
+	*) echo "device-session.sh: unknown step '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
