@@ -42,7 +42,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	int saved = errno;
 
 	nt_collector_touch();
-	*buffer = aligned_alloc(8, BUFFER_BYTES);
+	/* Zeroed here (calloc maps fresh zero pages), so that CUPTI need not
+	 * clear the buffer in the program's thread. */
+	*buffer = calloc(1, BUFFER_BYTES);
 	*size = *buffer ? BUFFER_BYTES : 0;
 	*max_records = 0;
 	errno = saved;
@@ -125,6 +127,13 @@ static int cupti_start(const struct nt_config *cfg, struct nt_err *err)
 		return nt_err_set(err, "the CUPTI library lacks %s", #name);
 #include "cupti.def"
 #undef NT_CUPTI
+	{
+		uint8_t zeroed = 1;
+		size_t len = sizeof(zeroed);
+
+		/* Not fatal: CUPTI then zeroes buffers itself. */
+		cupti.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
+	}
 	if ((r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) ||
 	    (r = cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) ||
 	    /* Records reach the trace at least every second, not only at exit. */

@@ -106,8 +106,11 @@ static struct ctx_buf *ctx_get(CUcontext ctx)
 	return cb;
 }
 
-/* Buffers on first use, not at context creation: most contexts of a
- * sampled run see few traced launches, and some none. */
+/* A context's buffers, zeroed on `stream` and ready on every stream once
+ * this returns.  Made when the context is created (on_context_created),
+ * when nothing of the program's is queued yet, so the wait is for our own
+ * memsets; the first traced launch makes them, on its stream, only for a
+ * context created before we subscribed. */
 static int ctx_buffers(struct ctx_buf *cb, nt_san_stream stream)
 {
 	size_t n = san.buffer_blocks;
@@ -392,6 +395,20 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		nt_collector_dropped(seq, &l, "graph launch (not traced in blocks mode)");
 }
 
+static void on_context_created(const struct nt_san_context_data *d)
+{
+	nt_san_stream null_stream;
+	struct ctx_buf *cb;
+
+	if (san.sanitizerGetStreamHandle(d->context, NULL, &null_stream))
+		return;	/* made at the first traced launch instead */
+	pthread_mutex_lock(&san.lock);
+	cb = ctx_get(d->context);
+	if (cb)
+		ctx_buffers(cb, null_stream);
+	pthread_mutex_unlock(&san.lock);
+}
+
 static void on_context_destroy(const struct nt_san_context_data *d)
 {
 	struct ctx_buf *cb;
@@ -432,6 +449,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		on_module(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
 		on_module_unload(data);
+	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
+		on_context_created(data);
 	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 		on_context_destroy(data);
 	errno = saved;
