@@ -243,6 +243,69 @@ static void waves_and_tail(struct nt_replay_result *r, double tail_start)
 	r->tail_pct = pct(r->tail_ns, r->hardware_ns);
 }
 
+int nt_replay_rho(const double *lat, int n_sm, double intercept_ns, double slope, double *rho,
+		  struct nt_err *err)
+{
+	double sum = 0, mid;
+
+	for (int s = 0; s < n_sm; s++)
+		sum += lat ? lat[s] : 0;
+	mid = intercept_ns + slope * (n_sm > 0 ? sum / n_sm : 0);
+	for (int s = 0; s < n_sm; s++) {
+		double t = intercept_ns + slope * (lat ? lat[s] : 0);
+
+		rho[s] = t / mid;
+		if (!(t > 0) || !(mid > 0) || !isfinite(rho[s]))
+			return nt_err_set(err, "replay: a block would take %g ns on SM %d (%g ns + %g ns/cycle x "
+					  "%g cycles): no speed to split work by", t, s, intercept_ns, slope,
+					  lat ? lat[s] : 0);
+	}
+	return 0;
+}
+
+/* The persistent-kernel counterfactuals (replay.h) into r. */
+static int persistent(const struct nt_replay_input *in, const double *base, double mean_lat,
+		      struct nt_replay_result *r, struct nt_err *err)
+{
+	double w = 0, c = 0, inv = 0, rho_max = 0, *rho;
+	size_t n = in->n_blocks;
+
+	for (size_t i = 0; i < n; i++)
+		c += base[i];
+	c /= (double)n;
+	w = (c + in->slope * mean_lat) * (double)n;
+	if (!(w > 0)) {
+		/* Blocks of no duration: nothing to split. */
+		r->even_ns = r->split_ns = 0;
+	} else {
+		rho = malloc(in->n_sm * sizeof(*rho));
+		if (!rho)
+			return nt_err_set(err, "replay: out of memory for %d SMs", in->n_sm);
+		if (nt_replay_rho(in->lat, in->n_sm, c, in->slope, rho, NULL)) {
+			/* Some SM would run its work in no time (blocks of
+			 * no duration at the bound): no speeds to split by. */
+			free(rho);
+			r->even_ns = r->split_ns = NAN;
+			goto derived;
+		}
+		for (int s = 0; s < in->n_sm; s++) {
+			inv += 1 / rho[s];
+			rho_max = fmax(rho_max, rho[s]);
+		}
+		free(rho);
+		r->even_ns = w / ((double)in->n_sm * in->slots) * rho_max;
+		r->split_ns = w / ((double)in->slots * inv);
+	}
+derived:
+	r->rebalance_ns = r->even_ns - r->split_ns;
+	r->rebalance_pct = pct(r->rebalance_ns, r->hardware_ns);
+	r->quantisation_ns = r->hardware_ns - r->even_ns;
+	r->quantisation_pct = pct(r->quantisation_ns, r->hardware_ns);
+	r->persist_ns = r->hardware_ns - r->split_ns;
+	r->persist_pct = pct(r->persist_ns, r->hardware_ns);
+	return 0;
+}
+
 int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out, struct nt_err *err)
 {
 	size_t n = in ? in->n_blocks : 0, n_slots;
@@ -332,6 +395,8 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 	r.placement_ns = r.lpt_blind_ns - r.aware_ns;
 	r.greedy_recoverable_ns = r.hardware_ns - r.greedy_ns;
 	r.greedy_recoverable_pct = pct(r.greedy_recoverable_ns, r.hardware_ns);
+	if (persistent(in, base, mean_lat, &r, err))
+		goto out;
 	waves_and_tail(&r, tail_start);
 	*out = r;
 	ret = 0;

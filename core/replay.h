@@ -59,6 +59,35 @@
  * block may slow down when it shares the SM): pass the observed slots
  * when that matters.
  *
+ * Persistent-kernel counterfactuals.  The policies above move whole
+ * blocks.  A persistent (grid-stride) kernel can instead move *work*:
+ * its grid is one block per slot and the blocks split the work among
+ * them.  With the same total work, pooled over every slot of the GPU:
+ *   omega(b)  = base(b) + slope * mean(lat)	block b at the average SM
+ *   W         = sum of omega(b)			the work, in ns at the average SM
+ *   c         = mean over blocks of base(b)	the part of a block that does not
+ *						scale with latency
+ *   rho[s]    = (c + slope * lat[s]) / (c + slope * mean(lat))
+ *						time per unit of work on SM s,
+ *						relative to the average SM
+ *   even	every slot the same share W / (n_sm * slots), so the slowest
+ *		SM finishes last: even_ns = W / (n_sm * slots) * max rho
+ *   split	shares in proportion to SM speed 1 / rho, so every slot
+ *		finishes together: split_ns = W / (slots * sum over SMs of 1 / rho)
+ * and rebalance = even - split (what the map adds to a persistent
+ * kernel: equal shares to shares by speed), quantisation = hardware -
+ * even (what recasting the grid as an even persistent kernel changes:
+ * the tail of a grid of 1.1 waves, say; about 0, the blocks' own spread,
+ * for a grid that already is one even wave; negative where the hardware's
+ * dispatch already gave fast SMs more blocks), persist = hardware - split
+ * = quantisation + rebalance.  Pooled work has no block-to-block noise,
+ * so for a launch that already is one even wave, rebalance (not persist)
+ * is the prediction for its map-aware persistent version.  At slope 0
+ * every rho is 1: rebalance is 0.  SMs with no block still count (a
+ * persistent kernel uses every SM).  When c + slope * lat[s] is not
+ * positive on some SM (only blocks of no duration get there) these six
+ * figures are NAN.
+ *
  * Waves and tail (on the hardware replay), kept apart from placement:
  *   waves = n_blocks / (n_sm * slots); full_waves = floor(waves);
  *   last_wave_fill = the last wave's share of n_sm * slots, in (0, 1]
@@ -126,6 +155,11 @@ struct nt_replay_result {
 	double reorder_ns, placement_ns;	/* hardware - lpt_blind, lpt_blind - aware */
 	double greedy_recoverable_ns, greedy_recoverable_pct;	/* hardware - greedy */
 
+	double even_ns, split_ns;	/* persistent kernel: equal shares, shares by speed */
+	double rebalance_ns, rebalance_pct;	/* even - split */
+	double quantisation_ns, quantisation_pct;	/* hardware - even */
+	double persist_ns, persist_pct;	/* hardware - split */
+
 	double waves;
 	int64_t full_waves;
 	double last_wave_fill;
@@ -138,6 +172,14 @@ struct nt_replay_result {
  * slope or latency, lat NULL with a nonzero slope, or a model that makes
  * some d(b, s) negative; also when out of memory. */
 int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out, struct nt_err *err);
+
+/* Relative time per unit of work on each SM, rho[s] above, for a kernel
+ * whose blocks take intercept_ns + slope * lat[s] ns on SM s (its fit):
+ * into rho[n_sm].  A persistent kernel gives SM s a share of its work in
+ * proportion to 1 / rho[s].  -1 with a message when a value is not a
+ * positive finite number (a fit that makes some SM take no time). */
+int nt_replay_rho(const double *lat, int n_sm, double intercept_ns, double slope, double *rho,
+		  struct nt_err *err);
 
 /* The most blocks that ran at once on any one SM: for launches whose
  * occupancy is unknown.  Intervals are half-open [start, end): a block

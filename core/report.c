@@ -345,6 +345,26 @@ static double *replay_lat(const struct nt_map *m, int n_sm)
 	return lat;
 }
 
+/* A persistent kernel's work share per SM by the kernel's fit (replay.h:
+ * in proportion to 1 / rho).  Left NULL when the fit gives some SM no
+ * positive time, or out of memory: the report then has no shares. */
+static void kernel_shares(struct nt_report_kernel *k, const struct nt_map *m, int n_sm)
+{
+	double *lat = replay_lat(m, n_sm), *rho = malloc(n_sm * sizeof(*rho)), sum = 0;
+
+	if (lat && rho && !nt_replay_rho(lat, n_sm, k->fit.intercept_ns, k->fit.slope_ns, rho, NULL)) {
+		for (int s = 0; s < n_sm; s++)
+			sum += 1 / rho[s];
+		for (int s = 0; s < n_sm; s++)
+			rho[s] = 1 / rho[s] / (sum / n_sm);
+		k->shares = rho;
+		k->n_shares = n_sm;
+		rho = NULL;
+	}
+	free(lat);
+	free(rho);
+}
+
 static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_launch *out)
 {
 	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
@@ -388,6 +408,11 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	k->recoverable_ns += out->r.recoverable_ns;
 	k->placement_ns += out->r.placement_ns;
 	k->tail_ns += out->r.tail_ns;
+	if (isfinite(out->r.persist_ns)) {
+		k->persist_ns += out->r.persist_ns;
+		k->rebalance_ns += out->r.rebalance_ns;
+		k->quantisation_ns += out->r.quantisation_ns;
+	}
 out:
 	free(rb);
 	free(lat);
@@ -441,6 +466,8 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 		if (!m || !ts.n_fb[k])
 			continue;
 		e->fitted = !nt_attrib_fit(ts.fb[k], ts.n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
+		if (e->fitted && e->fit.fitted)
+			kernel_shares(e, m, ts.sm_count[e->device]);
 	}
 	{
 		void *p = realloc(r->launches, (r->n_launches + ts.n_ld + 1) * sizeof(*r->launches));
@@ -500,6 +527,9 @@ int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, v
 		r->recoverable_ns += e->recoverable_ns;
 		r->placement_ns += e->placement_ns;
 		r->tail_ns += e->tail_ns;
+		r->persist_ns += e->persist_ns;
+		r->rebalance_ns += e->rebalance_ns;
+		r->quantisation_ns += e->quantisation_ns;
 		r->replayed += e->replayed;
 		r->credible += e->credible;
 		r->blocks += e->blocks;
@@ -519,6 +549,7 @@ void nt_report_free(struct nt_report *r)
 	for (int k = 0; k < r->n_kernels; k++) {
 		free(r->kernels[k].name);
 		free(r->kernels[k].demangled);
+		free(r->kernels[k].shares);
 	}
 	free(r->traces);
 	free(r->kernels);

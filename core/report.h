@@ -64,6 +64,14 @@ struct nt_report_kernel {
 	double time_ns_credible;	/* their summed makespans */
 	double lost_ns, recoverable_ns, tail_ns;	/* over the credible launches */
 	double placement_ns;	/* the part of recoverable_ns due to the map (not reordering) */
+	/* As a persistent kernel (replay.h), over the credible launches:
+	 * persist = hardware - split = quantisation + rebalance. */
+	double persist_ns, rebalance_ns, quantisation_ns;
+	/* Per SM, the share of a persistent kernel's work that SM should
+	 * take (mean 1) by this kernel's fit: 1 / rho[s] normalised; NULL
+	 * without a fit.  [n_shares] = the device's SM count. */
+	double *shares;
+	int n_shares;
 	double replay_err_max_pct;	/* largest |error| of the measured replay */
 };
 
@@ -84,6 +92,7 @@ struct nt_report {
 	struct nt_report_kernel *kernels;
 	struct nt_report_launch *launches;
 	double time_ns, time_ns_credible, lost_ns, recoverable_ns, placement_ns, tail_ns;
+	double persist_ns, rebalance_ns, quantisation_ns;
 	double replay_err_max_pct;
 	int64_t blocks;
 	int replayed, credible;

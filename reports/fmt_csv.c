@@ -55,7 +55,8 @@ static void kernels(FILE *f, const struct nt_report *r)
 	fprintf(f, "kernel,trace,device,name,demangled,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
 		   "launches,blocks,time_ns,credible,credible_time_ns,lost_ns,recoverable_ns,"
 		   "recoverable_by_map_ns,tail_ns,replay_error_max_pct,sensitive,confidence,"
-		   "slope_ns_per_cycle,slope_ci_low,slope_ci_high,r2,effect_pct\n");
+		   "slope_ns_per_cycle,slope_ci_low,slope_ci_high,r2,effect_pct,persistent_ns,"
+		   "persistent_by_map_ns,persistent_by_shape_ns\n");
 	for (int i = 0; i < r->n_kernels; i++) {
 		const struct nt_report_kernel *k = &r->kernels[i];
 		int fit = k->fitted && k->fit.fitted;
@@ -69,29 +70,31 @@ static void kernels(FILE *f, const struct nt_report *r)
 			(long long)k->blocks, k->time_ns, k->credible, k->time_ns_credible, k->lost_ns,
 			k->recoverable_ns, k->placement_ns, k->tail_ns, k->replay_err_max_pct);
 		if (fit)
-			fprintf(f, "%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n", k->fit.sensitive, k->fit.confidence,
+			fprintf(f, "%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,", k->fit.sensitive, k->fit.confidence,
 				k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->fit.r2, k->fit.effect_pct);
 		else
-			fprintf(f, ",,,,,,\n");
+			fprintf(f, ",,,,,,,");
+		fprintf(f, "%.1f,%.1f,%.1f\n", k->persist_ns, k->rebalance_ns, k->quantisation_ns);
 	}
 }
 
 static void launches(FILE *f, const struct nt_report *r)
 {
 	fprintf(f, "trace,launch,kernel,replayed,slots,makespan_ns,replay_ns,replay_error_pct,"
-		   "hardware_ns,uniform_ns,aware_ns,lost_ns,recoverable_ns,placement_ns,waves,tail_ns\n");
+		   "hardware_ns,uniform_ns,aware_ns,lost_ns,recoverable_ns,placement_ns,waves,tail_ns,"
+		   "even_ns,split_ns\n");
 	for (size_t i = 0; i < r->n_launches; i++) {
 		const struct nt_report_launch *l = &r->launches[i];
 
 		fprintf(f, "%d,%lld,%d,%d,", l->trace, (long long)l->launch, l->kernel, l->ok);
 		if (!l->ok) {
-			fprintf(f, ",,,,,,,,,,,\n");
+			fprintf(f, ",,,,,,,,,,,,,\n");
 			continue;
 		}
-		fprintf(f, "%d,%.0f,%.1f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f\n", l->slots,
+		fprintf(f, "%d,%.0f,%.1f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n", l->slots,
 			l->r.measured_ns, l->r.replay_ns, l->r.error_pct, l->r.hardware_ns, l->r.uniform_ns,
 			l->r.aware_ns, l->r.lost_ns, l->r.recoverable_ns, l->r.placement_ns, l->r.waves,
-			l->r.tail_ns);
+			l->r.tail_ns, l->r.even_ns, l->r.split_ns);
 	}
 }
 

@@ -248,6 +248,11 @@ static void program(FILE *f, const struct nt_report *r)
 	figure_row(f, "&#160;&#160;by reordering", r->recoverable_ns - r->placement_ns, t,
 		   "longest first, the map ignored");
 	figure_row(f, "tail (last wave)", r->tail_ns, t, "not placement");
+	figure_row(f, "as persistent", r->persist_ns, t,
+		   "the same work split over every SM's slots, each SM's share in proportion to its speed");
+	figure_row(f, "&#160;&#160;by the map", r->rebalance_ns, t, "shares by SM speed, not equal shares");
+	figure_row(f, "&#160;&#160;by the shape", r->quantisation_ns, t,
+		   "one even persistent wave, not this grid");
 	fputs("</table>\n", f);
 }
 
@@ -257,7 +262,7 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 		"<th class=\"l\">kernel</th><th>launches</th><th>blocks</th><th>time ms</th>"
 		"<th>L2-sensitive</th><th>ns per cycle [95%% CI]</th><th>effect %%</th>"
 		"<th class=\"l\">confidence</th><th>R&#178;</th><th>lost %%</th><th>recov %%</th>"
-		"<th>tail %%</th><th>replay error %%</th><th>credible</th></tr>\n",
+		"<th>tail %%</th><th>persistent %%</th><th>replay error %%</th><th>credible</th></tr>\n",
 		shown < r->n_kernels ? " (top ones)" : "");
 	for (int i = 0; i < shown; i++) {
 		const struct nt_report_kernel *k = &r->kernels[idx[i]];
@@ -284,9 +289,10 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			fprintf(f, "<td>&#8211;</td><td class=\"l\" colspan=\"4\">%s</td>",
 				k->fitted ? "too few SMs" : "no map");
 		}
-		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
+		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
 			pct(k->lost_ns, k->time_ns_credible), pct(k->recoverable_ns, k->time_ns_credible),
-			pct(k->tail_ns, k->time_ns_credible), k->replay_err_max_pct,
+			pct(k->tail_ns, k->time_ns_credible), pct(k->persist_ns, k->time_ns_credible),
+			k->replay_err_max_pct,
 			k->credible < k->replayed ? " class=\"bad\"" : "", k->credible, k->replayed);
 	}
 	fputs("</table>\n", f);

@@ -67,8 +67,16 @@ static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 	nt_json_kv_double(j, "recoverable_ns", e->recoverable_ns);
 	nt_json_kv_double(j, "recoverable_by_map_ns", e->placement_ns);
 	nt_json_kv_double(j, "tail_ns", e->tail_ns);
+	nt_json_kv_double(j, "persistent_ns", e->persist_ns);
+	nt_json_kv_double(j, "persistent_by_map_ns", e->rebalance_ns);
+	nt_json_kv_double(j, "persistent_by_shape_ns", e->quantisation_ns);
 	nt_json_kv_double(j, "replay_error_max_pct", e->replay_err_max_pct);
 	fit(j, e);
+	nt_json_key(j, "persistent_shares");
+	if (e->shares)
+		nt_json_double_array(j, e->shares, e->n_shares);
+	else
+		nt_json_null(j);
 	nt_json_end_object(j);
 }
 
@@ -100,6 +108,11 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_kv_double(j, "waves", l->r.waves);
 	nt_json_kv_double(j, "last_wave_fill", l->r.last_wave_fill);
 	nt_json_kv_double(j, "tail_ns", l->r.tail_ns);
+	nt_json_kv_double(j, "even_ns", l->r.even_ns);
+	nt_json_kv_double(j, "split_ns", l->r.split_ns);
+	nt_json_kv_double(j, "persistent_ns", l->r.persist_ns);
+	nt_json_kv_double(j, "persistent_by_map_ns", l->r.rebalance_ns);
+	nt_json_kv_double(j, "persistent_by_shape_ns", l->r.quantisation_ns);
 	nt_json_end_object(j);
 }
 
@@ -139,6 +152,9 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_kv_double(&j, "recoverable_ns", r->recoverable_ns);
 	nt_json_kv_double(&j, "recoverable_by_map_ns", r->placement_ns);
 	nt_json_kv_double(&j, "tail_ns", r->tail_ns);
+	nt_json_kv_double(&j, "persistent_ns", r->persist_ns);
+	nt_json_kv_double(&j, "persistent_by_map_ns", r->rebalance_ns);
+	nt_json_kv_double(&j, "persistent_by_shape_ns", r->quantisation_ns);
 	nt_json_kv_double(&j, "replay_error_max_pct", r->replay_err_max_pct);
 	nt_json_kv_int(&j, "blocks", r->blocks);
 	nt_json_end_object(&j);

@@ -54,6 +54,13 @@ static void program(FILE *f, const struct nt_report *r)
 		(r->recoverable_ns - r->placement_ns) / 1e6, pct(r->recoverable_ns - r->placement_ns, t));
 	fprintf(f, "  tail (last wave)   %10.3f ms %6.1f%%  not placement\n", r->tail_ns / 1e6,
 		pct(r->tail_ns, t));
+	fprintf(f, "  as persistent      %10.3f ms %6.1f%%  the same work split over every SM's slots,\n"
+		   "                                          each SM's share in proportion to its speed\n",
+		r->persist_ns / 1e6, pct(r->persist_ns, t));
+	fprintf(f, "    by the map       %10.3f ms %6.1f%%  shares by SM speed, not equal shares\n",
+		r->rebalance_ns / 1e6, pct(r->rebalance_ns, t));
+	fprintf(f, "    by the shape     %10.3f ms %6.1f%%  one even persistent wave, not this grid\n",
+		r->quantisation_ns / 1e6, pct(r->quantisation_ns, t));
 }
 
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
@@ -71,17 +78,18 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 
 	shown = o->top > 0 && o->top < r->n_kernels ? o->top : r->n_kernels;
 	fprintf(f, "\nkernels by recoverable time%s\n", shown < r->n_kernels ? " (top ones)" : "");
-	fprintf(f, "  %3s %8s %9s %10s  %-6s %-28s %6s %6s %6s\n", "#", "launches", "blocks", "time ms",
-		"L2-sen", "ns per cycle [95% CI]", "lost%", "recov%", "tail%");
+	fprintf(f, "  %3s %8s %9s %10s  %-6s %-28s %6s %6s %6s %6s\n", "#", "launches", "blocks",
+		"time ms", "L2-sen", "ns per cycle [95% CI]", "lost%", "recov%", "tail%", "pers%");
 	for (int i = 0; i < shown; i++) {
 		const struct nt_report_kernel *k = &r->kernels[idx[i]];
 		const char *name = k->demangled ? k->demangled : k->name;
 		char cell[64];
 
 		fit_cell(cell, sizeof(cell), k);
-		fprintf(f, "  %3d %8d %9lld %10.3f  %s %6.1f %6.1f %6.1f\n", i + 1, k->launches,
+		fprintf(f, "  %3d %8d %9lld %10.3f  %s %6.1f %6.1f %6.1f %6.1f\n", i + 1, k->launches,
 			(long long)k->blocks, k->time_ns / 1e6, cell, pct(k->lost_ns, k->time_ns_credible),
-			pct(k->recoverable_ns, k->time_ns_credible), pct(k->tail_ns, k->time_ns_credible));
+			pct(k->recoverable_ns, k->time_ns_credible), pct(k->tail_ns, k->time_ns_credible),
+			pct(k->persist_ns, k->time_ns_credible));
 		fprintf(f, "      %.90s%s\n", name, strlen(name) > 90 ? "..." : "");
 		fprintf(f, "      grid %dx%dx%d, block %dx%dx%d; replay error up to %.2f%%", k->grid[0],
 			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
@@ -92,6 +100,8 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		if (k->fitted && k->fit.fitted)
 			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %.2f\n",
 				k->fit.effect_pct, k->fit.confidence, k->fit.r2);
+		fprintf(f, "      as persistent: %.1f%% by the map, %.1f%% by the shape of the grid\n",
+			pct(k->rebalance_ns, k->time_ns_credible), pct(k->quantisation_ns, k->time_ns_credible));
 	}
 }
 

@@ -124,6 +124,59 @@ static void test_aware_strictly_wins(void **state)
 	assert_ns(r.tail_start_ns, 10);
 }
 
+/* Persistent-kernel counterfactuals by hand.  One wave on 2 SMs x 1 slot,
+ * latency 0 and 10, 1 ns/cycle: b0 10 ns on SM 0, b1 20 ns on SM 1, so
+ * base = 10 10, c = 10, omega = 15 15, W = 30, rho = 10/15 20/15.
+ * even = 30 / 2 * 4/3 = 20 (the launch itself: quantisation 0); split =
+ * 30 / (1.5 + 0.75) = 40/3, SM 0 taking 2/3 of the work: 20 x 2/3 on SM 0
+ * and 10 x 4/3 on SM 1, both 13.33. */
+static void test_persistent_by_hand(void **state)
+{
+	static const struct nt_replay_block b[2] = { { 0, 10, 0 }, { 0, 20, 1 } };
+	static const double lat[2] = { 0, 10 };
+	struct nt_replay_input in = { 2, 1, b, 2, lat, 1.0 };
+	struct nt_replay_result r;
+	double rho[2];
+	struct nt_err err;
+
+	(void)state;
+	run_ok(&in, &r);
+	assert_ns(r.hardware_ns, 20);
+	assert_ns(r.lost_ns, 5);
+	assert_ns(r.even_ns, 20);
+	assert_ns(r.split_ns, 40.0 / 3);
+	assert_ns(r.quantisation_ns, 0);
+	assert_ns(r.rebalance_ns, 20.0 / 3);
+	assert_ns(r.persist_ns, 20.0 / 3);
+	assert_ns(r.persist_pct, 100.0 / 3);
+	assert_int_equal(nt_replay_rho(lat, 2, 10, 1, rho, &err), 0);
+	assert_ns(rho[0], 2.0 / 3);
+	assert_ns(rho[1], 4.0 / 3);
+	/* a fit that has SM 0 take no time has no speeds */
+	assert_int_equal(nt_replay_rho(lat, 2, -5, 1, rho, &err), -1);
+	assert_non_null(strstr(err.msg, "SM 0"));
+}
+
+/* A grid of 4/3 waves at slope 0: 3 SMs x 1 slot, four 10 ns blocks, the
+ * fourth after the first.  Spread over a persistent kernel's three
+ * blocks the 40 ns of work end at 13.33: that is wave quantisation (the
+ * tail), and the map has nothing to add. */
+static void test_persistent_tail(void **state)
+{
+	static const struct nt_replay_block b[4] = { { 0, 10, 0 }, { 0, 10, 1 }, { 0, 10, 2 }, { 10, 20, 0 } };
+	struct nt_replay_input in = { 3, 1, b, 4, NULL, 0 };
+	struct nt_replay_result r;
+
+	(void)state;
+	run_ok(&in, &r);
+	assert_ns(r.hardware_ns, 20);
+	assert_ns(r.even_ns, 40.0 / 3);
+	assert_ns(r.split_ns, 40.0 / 3);
+	assert_ns(r.rebalance_ns, 0);
+	assert_ns(r.quantisation_ns, 20 - 40.0 / 3);
+	assert_ns(r.persist_ns, r.quantisation_ns);
+}
+
 /* Slope 0 on a random multi-wave launch, and the same launch at a slope
  * on a flat map (every SM at 256 cycles): the map cannot matter, and the
  * second run goes through every policy's own replay. */
@@ -453,6 +506,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tiny_by_hand),
 		cmocka_unit_test(test_aware_strictly_wins),
+		cmocka_unit_test(test_persistent_by_hand),
+		cmocka_unit_test(test_persistent_tail),
 		cmocka_unit_test(test_slope_zero_uniform_is_hardware),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_observed_slots),
