@@ -19,20 +19,22 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-	"nucatrace fingerprint [--device N|all] [--store PATH] [--threshold D] [--output DIR]\n"
-	"       | --eval [--threshold D] [--store PATH | MAP...]";
+	"nucatrace fingerprint [--device N|all] [--store PATH] [--threshold N] [--output DIR]\n"
+	"       | --eval [--threshold N] [--store PATH | MAP...]";
 
 static const char help[] =
 	"Measure a quick map (the chain map twice, about a second) of each GPU and find\n"
-	"the GPU in the store whose maps are nearest: the distance ignores a global\n"
-	"offset (clock) and weighs each SM by its noise (core/fingerprint.h).  The GPU's\n"
-	"UUID is not used to match; it is printed beside the answer as the truth.\n"
+	"the stored GPUs it matches.  Two levels (core/fingerprint.h, docs/fingerprint.md):\n"
+	"the signature, how many TPCs (SM pairs) differ by more than %.0f cycles once a\n"
+	"global offset is removed, tells chips apart whose disabled units differ; the\n"
+	"fine distance, noise-scaled differences on every SM, ranks the GPUs that share\n"
+	"a signature, and is only meaningful between maps measured the same way.  The\n"
+	"GPU's UUID is not used to match; it is printed beside the answer as the truth.\n"
 	"\n"
 	"  --device N|all   which GPU (default all)\n"
 	"  --store PATH     the maps to match against (default: as calibrate)\n"
-	"  --threshold D    farther than D from every stored GPU is \"unknown\"\n"
-	"                   (default %.1f, between the largest same-GPU and the smallest\n"
-	"                   different-GPU distance measured; docs/fingerprint.md)\n"
+	"  --threshold N    a stored GPU whose map differs on more than N TPCs is another\n"
+	"                   GPU (default %d; GPUs that differ at all differ on 5 or more)\n"
 	"  --output DIR     also write each measured quick map to DIR/<uuid>.json (made if\n"
 	"                   missing; existing files are refused), for later --eval runs\n"
 	"  --eval           no GPU needed: identify each map of the store (or each MAP\n"
@@ -120,7 +122,7 @@ static int write_quick_map(const char *dir, const struct nt_map *m)
 	return 0;
 }
 
-static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, double threshold,
+static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, int threshold,
 		    const char *output)
 {
 	struct nt_calib_opts o;
@@ -157,17 +159,26 @@ static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, dou
 		goto out;
 	}
 	printf("GPU %d  %s, %d SMs, noise median %.3f cycles\n", d, m->gpu.name, m->n_sm, noise);
-	if (fm.unknown)
-		printf("  unknown GPU: nearest %s at distance %.2f (threshold %.2f)\n",
-		       fm.best >= 0 ? cands[fm.best]->gpu.uuid : "-", fm.best_d, fm.threshold);
-	else
-		printf("  identified as %s  distance %.3f, confidence %.2f\n", cands[fm.best]->gpu.uuid,
-		       fm.best_d, fm.confidence);
-	if (fm.second >= 0)
-		printf("  next nearest  %s  distance %.3f\n", cands[fm.second]->gpu.uuid, fm.second_d);
+	if (fm.unknown) {
+		printf("  unknown GPU: the nearest stored GPU, %s, differs on %d TPCs (threshold %d)\n",
+		       fm.best >= 0 ? cands[fm.best]->gpu.uuid : "-", fm.best_sig, fm.threshold);
+	} else if (fm.shared == 1) {
+		printf("  identified as %s by its signature (%d TPCs differ; fine distance %.3f)\n",
+		       cands[fm.best]->gpu.uuid, fm.best_sig, fm.best_d);
+		if (fm.second >= 0)
+			printf("  next nearest  %s  differs on %d TPCs\n", cands[fm.second]->gpu.uuid,
+			       fm.second_sig);
+	} else {
+		printf("  signature shared by %d stored GPUs; nearest by the fine distance %s (%.3f)\n",
+		       fm.shared, cands[fm.best]->gpu.uuid, fm.best_d);
+		printf("  next nearest  %s  (%.3f): the fine distance tells them apart only for maps\n"
+		       "  measured the same way (docs/fingerprint.md)\n",
+		       fm.second >= 0 ? cands[fm.second]->gpu.uuid : "-", fm.second_d);
+	}
 	printf("  the device reports %s: %s\n", m->gpu.uuid,
 	       fm.unknown ? "not in the store under that UUID?"
-	       : !strcmp(cands[fm.best]->gpu.uuid, m->gpu.uuid) ? "correct" : "WRONG");
+	       : !strcmp(cands[fm.best]->gpu.uuid, m->gpu.uuid) ? "correct"
+	       : fm.shared > 1 ? "another GPU of the same signature" : "WRONG");
 	ret = 0;
 out:
 	nt_map_free(m);
@@ -182,7 +193,7 @@ static void range_line(const char *what, double lo, double hi)
 		printf("  %s distance %.3f .. %.3f\n", what, lo, hi);
 }
 
-static int eval(struct nt_map **maps, int n, double threshold)
+static int eval(struct nt_map **maps, int n, int threshold)
 {
 	struct nt_fp_eval ev;
 	struct nt_err err;
@@ -191,10 +202,17 @@ static int eval(struct nt_map **maps, int n, double threshold)
 		return error("%s", err.msg);
 	printf("%d maps of %d GPUs, each identified against all the others (leave one out)\n", ev.n,
 	       ev.n_ids);
-	range_line("same GPU:      ", ev.same_min, ev.same_max);
-	range_line("different GPUs:", ev.diff_min, ev.diff_max);
-	printf("  threshold %.2f: %d correct, %d wrong, %d unknown\n", ev.threshold, ev.correct,
-	       ev.wrong, ev.unknown);
+	printf("  TPCs differing by more than %.0f cycles: same GPU at most ", NT_FP_SIG_CYCLES);
+	printf(ev.same_sig_max < 0 ? "-" : "%d", ev.same_sig_max);
+	printf(", different GPUs at least ");
+	printf(ev.diff_sig_min < 0 ? "-\n" : "%d\n", ev.diff_sig_min);
+	range_line("fine, same GPU:      ", ev.same_min, ev.same_max);
+	range_line("fine, different GPUs:", ev.diff_min, ev.diff_max);
+	printf("  signature, at most %d TPCs differing: %d of %d maps right (their GPU among the\n"
+	       "    matches, or no match for a GPU with no other map); %d matched several GPUs,\n"
+	       "    among which the fine distance picked the right one for %d\n", ev.threshold,
+	       ev.sig_right, ev.n, ev.in_shared, ev.shared_right);
+	printf("  answers: %d correct, %d wrong, %d unknown\n", ev.correct, ev.wrong, ev.unknown);
 	printf("  (a map whose GPU has no other map is correct when it comes out unknown)\n\n");
 	printf("confusion (rows: true GPU, columns: identified as; ? unknown)\n  %-14s", "");
 	for (int j = 0; j < ev.n_ids; j++)
@@ -221,7 +239,7 @@ int cmd_fingerprint(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *store_path = NULL, *output = NULL;
-	double threshold = 0;
+	int threshold = -1;
 	int device = -1, do_eval = 0, o, n, count, failed = 0;
 	struct nt_map **maps;
 	struct nt_cuda cu;
@@ -240,14 +258,17 @@ int cmd_fingerprint(int argc, char **argv)
 		case 'S': store_path = optarg; break;
 		case 'e': do_eval = 1; break;
 		case 'o': output = optarg; break;
-		case 't':
-			threshold = strtod(optarg, &end);
-			if (*end || !(threshold > 0) || !isfinite(threshold))
-				usage_error(usage, "--threshold: '%s' is not a positive distance", optarg);
+		case 't': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 0 || v > INT_MAX)
+				usage_error(usage, "--threshold: '%s' is not a count of TPCs", optarg);
+			threshold = (int)v;
 			break;
+		}
 		case 'h':
 			printf("usage: %s\n\n", usage);
-			printf(help, NT_FP_UNKNOWN_THRESHOLD);
+			printf(help, NT_FP_SIG_CYCLES, NT_FP_SIG_MATCH);
 			return 0;
 		default: usage_bad_option(usage, "fingerprint", o, argv);
 		}

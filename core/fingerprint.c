@@ -66,61 +66,137 @@ out:
 	return ret;
 }
 
+int nt_fp_signature(const struct nt_map *a, const struct nt_map *b, int *differ, struct nt_err *err)
+{
+	double *delta, offset;
+	int n, used = 0;
+
+	if (!a || !b || !differ)
+		return nt_err_set(err, "fingerprint signature: no map");
+	if (a->n_sm != b->n_sm)
+		return nt_err_set(err, "cannot compare maps of different SM counts: %s has %d SMs, %s has %d",
+				  a->gpu.uuid, a->n_sm, b->gpu.uuid, b->n_sm);
+	n = a->n_sm;
+	delta = malloc(sizeof(*delta) * (size_t)(n > 0 ? n : 1));
+	if (!delta)
+		return nt_err_set(err, "fingerprint signature: out of memory");
+	for (int i = 0; i < n; i++) {
+		delta[i] = isnan(a->chain[i]) || isnan(b->chain[i]) ? NAN : a->chain[i] - b->chain[i];
+		used += !isnan(delta[i]);
+	}
+	offset = used ? nt_median(delta, n) : NAN;
+	if (isnan(offset)) {
+		free(delta);
+		return nt_err_set(err, "cannot compare %s and %s: no SM is measured in both maps", a->gpu.uuid,
+				  b->gpu.uuid);
+	}
+	*differ = 0;
+	for (int k = 0; 2 * k < n; k++) {
+		double z0 = fabs(delta[2 * k] - offset);
+		double z1 = 2 * k + 1 < n ? fabs(delta[2 * k + 1] - offset) : NAN;
+		double t = isnan(z0) ? z1 : isnan(z1) ? z0 : fmin(z0, z1);
+
+		*differ += t > NT_FP_SIG_CYCLES;
+	}
+	free(delta);
+	return 0;
+}
+
 /*
- * The nearest and second-nearest identity among n candidates, given the
- * distance to each (NAN: not a candidate) and their UUIDs.  Only the
+ * The answer among n candidates, given each one's signature difference
+ * sig[j] (-1: not a candidate) and fine distance d[j], and their UUIDs.
+ * An identity's figures are those of its closest map.  Only the
  * candidates' UUIDs are read, never the identified map's.
  */
-static void select_match(const double *d, const char *const *uuid, int n, double threshold,
+static void select_match(const int *sig, const double *d, const char *const *uuid, int n, int threshold,
 			 struct nt_fp_match *out)
 {
-	double alt;
-
 	out->best = out->second = -1;
 	out->best_d = out->second_d = NAN;
+	out->best_sig = out->second_sig = -1;
+	out->shared = 0;
 	out->confidence = 0;
 	out->unknown = 1;
 	out->threshold = threshold;
-	for (int j = 0; j < n; j++)
-		if (!isnan(d[j]) && (out->best < 0 || d[j] < out->best_d)) {
+	/* best: among the maps within the signature threshold, the nearest
+	 * by the fine distance; failing that, the one of fewest differing
+	 * TPCs (for "what came closest"). */
+	for (int j = 0; j < n; j++) {
+		int in_j, in_b;
+
+		if (sig[j] < 0)
+			continue;
+		in_j = sig[j] <= threshold;
+		in_b = out->best >= 0 && sig[out->best] <= threshold;
+		if (out->best < 0 || (in_j && !in_b) ||
+		    (in_j == in_b && (in_j ? d[j] < out->best_d
+				      : sig[j] < out->best_sig || (sig[j] == out->best_sig && d[j] < out->best_d)))) {
 			out->best = j;
 			out->best_d = d[j];
+			out->best_sig = sig[j];
 		}
+	}
 	if (out->best < 0)
 		return;
-	for (int j = 0; j < n; j++)
-		if (!isnan(d[j]) && strcmp(uuid[j], uuid[out->best]) &&
-		    (out->second < 0 || d[j] < out->second_d)) {
+	/* second: the nearest other identity, by the same order. */
+	for (int j = 0; j < n; j++) {
+		int in_j, in_s;
+
+		if (sig[j] < 0 || !strcmp(uuid[j], uuid[out->best]))
+			continue;
+		in_j = sig[j] <= threshold;
+		in_s = out->second >= 0 && sig[out->second] <= threshold;
+		if (out->second < 0 || (in_j && !in_s) ||
+		    (in_j == in_s && (in_j ? d[j] < out->second_d
+				      : sig[j] < out->second_sig ||
+						(sig[j] == out->second_sig && d[j] < out->second_d)))) {
 			out->second = j;
 			out->second_d = d[j];
+			out->second_sig = sig[j];
 		}
-	out->unknown = !(out->best_d <= threshold);
+	}
+	out->unknown = out->best_sig > threshold;
 	if (out->unknown)
 		return;
-	alt = out->second >= 0 && out->second_d < threshold ? out->second_d : threshold;
-	out->confidence = alt > 0 ? fmax(0, 1 - out->best_d / alt) : 0;
+	/* identities sharing the signature */
+	for (int j = 0; j < n; j++) {
+		int first = 1;
+
+		if (sig[j] < 0 || sig[j] > threshold)
+			continue;
+		for (int i = 0; i < j && first; i++)
+			first = !(sig[i] >= 0 && sig[i] <= threshold && !strcmp(uuid[i], uuid[j]));
+		out->shared += first;
+	}
+	if (out->shared == 1)
+		out->confidence = 1;
+	else
+		out->confidence = out->second_d > 0 ? fmax(0, 1 - out->best_d / out->second_d) : 0;
 }
 
-int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n, double threshold,
+int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n, int threshold,
 		struct nt_fp_match *out, struct nt_err *err)
 {
 	double *d = NULL;
+	int *sig = NULL;
 	const char **uuid = NULL;
 	int ret = -1;
 
 	if (!m || !out || n < 0 || (n > 0 && !cands))
 		return nt_err_set(err, "fingerprint match: bad arguments");
-	if (!(threshold > 0))
-		threshold = NT_FP_UNKNOWN_THRESHOLD;
+	if (threshold < 0)
+		threshold = NT_FP_SIG_MATCH;
 	d = malloc(sizeof(*d) * (size_t)(n ? n : 1));
+	sig = malloc(sizeof(*sig) * (size_t)(n ? n : 1));
 	uuid = malloc(sizeof(*uuid) * (size_t)(n ? n : 1));
-	if (!d || !uuid) {
+	if (!d || !sig || !uuid) {
 		nt_err_set(err, "fingerprint match: out of memory");
 		goto out;
 	}
 	out->skipped = 0;
 	for (int j = 0; j < n; j++) {
 		d[j] = NAN;
+		sig[j] = -1;
 		uuid[j] = cands[j] ? cands[j]->gpu.uuid : "";
 		if (!cands[j])
 			continue;
@@ -128,18 +204,19 @@ int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n
 			out->skipped++;
 			continue;
 		}
-		if (nt_fp_distance(m, cands[j], &d[j], err))
+		if (nt_fp_distance(m, cands[j], &d[j], err) || nt_fp_signature(m, cands[j], &sig[j], err))
 			goto out;
 	}
 	{
 		int skipped = out->skipped;
 
-		select_match(d, uuid, n, threshold, out);
+		select_match(sig, d, uuid, n, threshold, out);
 		out->skipped = skipped;
 	}
 	ret = 0;
 out:
 	free(d);
+	free(sig);
 	free(uuid);
 	return ret;
 }
@@ -163,7 +240,7 @@ static int identity_of(struct nt_fp_eval *ev, const char *uuid)
 	return ev->n_ids++;
 }
 
-int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct nt_fp_eval *ev,
+int nt_fp_eval(const struct nt_map *const *maps, int n, int threshold, struct nt_fp_eval *ev,
 	       struct nt_err *err)
 {
 	const char **uuid = NULL;
@@ -171,7 +248,8 @@ int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct
 
 	memset(ev, 0, sizeof(*ev));
 	ev->same_min = ev->same_max = ev->diff_min = ev->diff_max = NAN;
-	ev->threshold = threshold > 0 ? threshold : NT_FP_UNKNOWN_THRESHOLD;
+	ev->same_sig_max = ev->diff_sig_min = -1;
+	ev->threshold = threshold >= 0 ? threshold : NT_FP_SIG_MATCH;
 	if (n < 1 || !maps)
 		return nt_err_set(err, "fingerprint evaluation: no maps");
 	for (int i = 0; i < n; i++)
@@ -184,9 +262,11 @@ int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct
 	ev->best_d = calloc((size_t)n, sizeof(*ev->best_d));
 	ev->confidence = calloc((size_t)n, sizeof(*ev->confidence));
 	ev->dist = calloc((size_t)n * (size_t)n, sizeof(*ev->dist));
+	ev->sig = calloc((size_t)n * (size_t)n, sizeof(*ev->sig));
+	ev->shared = calloc((size_t)n, sizeof(*ev->shared));
 	uuid = calloc((size_t)n, sizeof(*uuid));
 	if (!ev->ids || !ev->truth || !ev->predicted || !ev->best_d || !ev->confidence || !ev->dist ||
-	    !uuid) {
+	    !ev->sig || !ev->shared || !uuid) {
 		nt_err_set(err, "fingerprint evaluation: out of memory");
 		goto out;
 	}
@@ -203,31 +283,45 @@ int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct
 	/* The distance is symmetric: compute each pair once. */
 	for (int i = 0; i < n; i++) {
 		ev->dist[(size_t)i * n + i] = 0;
+		ev->sig[(size_t)i * n + i] = 0;
 		for (int j = i + 1; j < n; j++) {
 			double d = NAN;
+			int g = -1;
 
-			if (maps[i]->n_sm == maps[j]->n_sm && nt_fp_distance(maps[i], maps[j], &d, err))
+			if (maps[i]->n_sm == maps[j]->n_sm &&
+			    (nt_fp_distance(maps[i], maps[j], &d, err) || nt_fp_signature(maps[i], maps[j], &g, err)))
 				goto out;
 			ev->dist[(size_t)i * n + j] = ev->dist[(size_t)j * n + i] = d;
-			if (ev->truth[i] == ev->truth[j])
+			ev->sig[(size_t)i * n + j] = ev->sig[(size_t)j * n + i] = g;
+			if (g < 0)
+				continue;
+			if (ev->truth[i] == ev->truth[j]) {
 				range_add(&ev->same_min, &ev->same_max, d);
-			else
+				ev->same_sig_max = g > ev->same_sig_max ? g : ev->same_sig_max;
+			} else {
 				range_add(&ev->diff_min, &ev->diff_max, d);
+				if (ev->diff_sig_min < 0 || g < ev->diff_sig_min)
+					ev->diff_sig_min = g;
+			}
 		}
 	}
 
 	for (int i = 0; i < n; i++) {
-		double *row = &ev->dist[(size_t)i * n], self = row[i];
+		double *row = &ev->dist[(size_t)i * n];
+		int *srow = &ev->sig[(size_t)i * n], self = srow[i];
 		struct nt_fp_match mt;
-		int twin = 0, p;
+		int twin = 0, p, in_set = 0;
 
-		row[i] = NAN;	/* leave map i out */
-		select_match(row, uuid, n, ev->threshold, &mt);
-		row[i] = self;
+		srow[i] = -1;	/* leave map i out */
+		select_match(srow, row, uuid, n, ev->threshold, &mt);
+		for (int j = 0; j < n; j++)
+			in_set |= srow[j] >= 0 && srow[j] <= ev->threshold && ev->truth[j] == ev->truth[i];
+		srow[i] = self;
 		p = mt.unknown ? ev->n_ids : ev->truth[mt.best];
 		ev->predicted[i] = p;
 		ev->best_d[i] = mt.best_d;
 		ev->confidence[i] = mt.confidence;
+		ev->shared[i] = mt.unknown ? 0 : mt.shared;
 		ev->confusion[ev->truth[i] * (ev->n_ids + 1) + p]++;
 		for (int j = 0; j < n; j++)
 			twin |= j != i && ev->truth[j] == ev->truth[i];
@@ -237,6 +331,11 @@ int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct
 			ev->unknown++;
 		else
 			ev->wrong++;
+		if (!mt.unknown && mt.shared > 1) {
+			ev->in_shared++;
+			ev->shared_right += p == ev->truth[i];
+		}
+		ev->sig_right += in_set || (mt.unknown && !twin);
 	}
 	ret = 0;
 out:
@@ -255,5 +354,7 @@ void nt_fp_eval_free(struct nt_fp_eval *ev)
 	free(ev->confidence);
 	free(ev->confusion);
 	free(ev->dist);
+	free(ev->sig);
+	free(ev->shared);
 	memset(ev, 0, sizeof(*ev));
 }

@@ -55,27 +55,35 @@
  *     difference.  Ratio 0.524 -> 11.40 (21.8x), the best of the
  *     statistics tried.
  *
- * Matching (nt_fp_match).  Candidates whose SM count differs from the
- * map's are skipped (they are another GPU model).  Candidates of one UUID
- * form one identity, at the distance of its closest map.  The nearest
- * identity is the answer unless its distance exceeds the threshold:
- * then "unknown".  confidence = 1 - best / min(second, threshold), at
- * least 0: the margin to the nearest other answer, where "unknown" is an
- * answer at the threshold.  1 for an exact match, 0 for a tie or a
- * best distance at (or past) the threshold.
+ * Signature (nt_fp_signature).  The distance above is fine-grained, and
+ * what it sees is not all chip: a chain map also moves by up to ~0.7
+ * cycle per SM with where in physical memory the probe's chain buffer
+ * landed (measured 2026-12-01 on GPU-c9b1521b: a quick map against a
+ * full calibration of the same GPU in the same minute, distance 5.0; a
+ * quick map taken while another process held 20 GiB, 5.5), a pattern
+ * over groups of SMs that no offset removes.  Different chips differ on
+ * whole TPCs by 4-8 cycles.  So the signature of a pair of maps is the
+ * number of TPCs k whose t'[k] = min(|delta[2k] - offset|,
+ * |delta[2k+1] - offset|) exceeds NT_FP_SIG_CYCLES (2 cycles): 0 for
+ * every pair of maps of one GPU seen (largest t' 0.64 cycle, placement
+ * included), at least 5 for every pair of GPUs that differ at all.  GPUs
+ * whose maps differ on no TPC share a signature: GPU-a0094aaf,
+ * GPU-af5e0b1a and GPU-ec165f43 do (the first two agree within 0.07
+ * cycle everywhere, as one GPU measured twice does).
  *
- * The threshold, NT_FP_UNKNOWN_THRESHOLD.  On the committed maps the
- * largest same-GPU distance is 0.524 (d81de1c0-a vs -b) and the smallest
- * different-GPU one 11.40 (af5e0b1a-a vs 67ec3211-a); af5e0b1a and
- * ec165f43, which differ by at most 1.04 cycles but beyond 3x noise on
- * every SM, are at 13.6-13.8.  The threshold is the geometric mean of
- * 0.524 and 11.40, 2.44, rounded to 2.4: distances are ratios to the
- * noise, so the geometric mean leaves the same factor (about 4.6) of room
- * on either side.  With it every same-GPU match has confidence >= 0.78.
- * Six GPUs are few: two chips with the same disabled-unit pattern may be
- * closer than any pair here (PAPER.md), and maps of another GPU model
- * need their own figures.  Pass another threshold to nt_fp_match() and
- * nt_fp_eval() to override it (0 means the default).
+ * Matching (nt_fp_match).  Candidates whose SM count differs from the
+ * map's are skipped (another GPU model).  Candidates of one UUID form one
+ * identity, with the figures of its closest map.  The identities whose
+ * signature difference is at most the threshold (NT_FP_SIG_MATCH TPCs by
+ * default, room for a glitching TPC below the 5 that separate chips)
+ * match; none matching is "unknown".  Among those that match, the answer
+ * is the nearest by the fine distance, and `shared` says how many
+ * identities matched: 1 is an identification by the chip's signature
+ * (confidence 1); more means the signature cannot tell them apart, and
+ * the pick rests on the fine distance alone (confidence 1 - best /
+ * second), which is only meaningful between maps measured the same way
+ * (the same probe allocations on an otherwise idle GPU; calib.c sizes its
+ * buffers alike for quick and full maps to that end).
  */
 #ifndef NT_FINGERPRINT_H
 #define NT_FINGERPRINT_H
@@ -84,11 +92,16 @@
 #include "map.h"
 
 #define NT_FP_NOISE_FLOOR 0.05		/* cycles; see above */
-#define NT_FP_UNKNOWN_THRESHOLD 2.4	/* distance; see above */
+#define NT_FP_SIG_CYCLES 2.0		/* a TPC differs beyond this; see above */
+#define NT_FP_SIG_MATCH 2		/* differing TPCs still the same signature */
 
 /* The distance of a and b in *d.  -1 when their SM counts differ (the
  * message names both UUIDs and counts) or no SM is measured in both. */
 int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, struct nt_err *err);
+
+/* How many TPCs of a and b differ by more than NT_FP_SIG_CYCLES after the
+ * offset, in *differ.  -1 as nt_fp_distance(). */
+int nt_fp_signature(const struct nt_map *a, const struct nt_map *b, int *differ, struct nt_err *err);
 
 /*
  * The nearest identities of a map among candidates.  best and second
@@ -98,18 +111,20 @@ int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, st
  */
 struct nt_fp_match {
 	int best, second;
-	double best_d, second_d;	/* NAN when there is no such candidate */
+	double best_d, second_d;	/* fine distances; NAN when there is no such candidate */
+	int best_sig, second_sig;	/* differing TPCs; -1 likewise */
+	int shared;			/* identities matching the signature (0 when unknown) */
 	double confidence;		/* 0..1, see above; 0 when unknown */
-	int unknown;			/* no candidate, or best_d > threshold */
+	int unknown;			/* no candidate, or best_sig > threshold */
 	int skipped;			/* candidates of another SM count */
-	double threshold;		/* the one used */
+	int threshold;			/* the one used */
 };
 
 /* Match m against cands[0..n-1] (NULL entries are skipped).  threshold
- * <= 0 means NT_FP_UNKNOWN_THRESHOLD.  No usable candidate is not an
- * error: unknown = 1, best = -1.  -1 when a distance fails (no SM
- * measured in both) or out of memory. */
-int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n, double threshold,
+ * < 0 means NT_FP_SIG_MATCH.  No usable candidate is not an error:
+ * unknown = 1, best = -1.  -1 when a distance fails (no SM measured in
+ * both) or out of memory. */
+int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n, int threshold,
 		struct nt_fp_match *out, struct nt_err *err);
 
 /*
@@ -123,9 +138,14 @@ int nt_fp_match(const struct nt_map *m, const struct nt_map *const *cands, int n
  *   unknown  when it comes out unknown although a map of its GPU is there.
  * confusion[t * (n_ids + 1) + p] counts maps of identity t predicted as
  * identity p, with p = n_ids for "unknown".  dist[i * n + j] is the
- * distance of maps i and j (NAN when their SM counts differ).  The
- * same/diff ranges are over pairs i < j of the same / different UUIDs
- * (NAN when there is no such pair).
+ * fine distance of maps i and j (NAN when their SM counts differ),
+ * sig[i * n + j] their signature difference (-1 then).  The same/diff
+ * ranges are over pairs i < j of the same / different UUIDs (NAN, -1
+ * when there is no such pair).  At the signature level a map counts as
+ * right (sig_right) when the identities it matched include its own, or
+ * it matched none and has no twin; in_shared counts the maps whose
+ * signature matched several identities, shared_right those of them the
+ * fine distance then got right.
  */
 struct nt_fp_eval {
 	int n;
@@ -137,14 +157,18 @@ struct nt_fp_eval {
 	double *confidence;		/* [n] */
 	int *confusion;			/* [n_ids * (n_ids + 1)] */
 	double *dist;			/* [n * n] */
+	int *sig;			/* [n * n] */
+	int *shared;			/* [n] identities matching each map's signature */
 	int correct, wrong, unknown;
+	int sig_right, in_shared, shared_right;
 	double same_min, same_max, diff_min, diff_max;
-	double threshold;
+	int same_sig_max, diff_sig_min;
+	int threshold;
 };
 
 /* 0, or -1 (n < 1, a NULL map, a failing distance, out of memory).  Free
  * with nt_fp_eval_free() in either case. */
-int nt_fp_eval(const struct nt_map *const *maps, int n, double threshold, struct nt_fp_eval *ev,
+int nt_fp_eval(const struct nt_map *const *maps, int n, int threshold, struct nt_fp_eval *ev,
 	       struct nt_err *err);
 void nt_fp_eval_free(struct nt_fp_eval *ev);
 

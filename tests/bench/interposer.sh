@@ -24,7 +24,7 @@ measure() {	# measure CONFIG WORKLOAD...: the median of 3 runs' values
 printf '%-24s %10s %10s %10s %10s %8s %8s %8s\n' workload bare kernels default all \
 	kern/bare def/bare all/bare
 for w in "launches:$B/tests/gpu/bench launches 100000" "chase:$B/tests/gpu/bench chase 200" \
-	"gemm:python3 tests/gpu/progs/torch_bench.py"; do
+	"gemm:python3 tests/gpu/progs/torch_bench.py" "startup:sh tests/bench/startup.sh 200"; do
 	name=${w%%:*} cmd=${w#*:}
 	for cfg in bare kernels default all; do
 		eval "v_$cfg=\$(measure $cfg $cmd)"

@@ -1,5 +1,9 @@
-/* Unit tests for core/fingerprint.c, on the 12 maps of 6 H200s in
- * tests/data/maps (two per GPU, `-a` and `-b`, separate processes). */
+/* Unit tests for core/fingerprint.c, on the real H200 maps in
+ * tests/data/maps: two maps each (`-a`, `-b`, separate processes) of
+ * seven GPUs, and four maps of an eighth (GPU-c9b1521b) taken in one
+ * minute with the chain buffer in different places: a full calibration,
+ * a quick one, a quick one while another process held 20 GiB, and the
+ * quick map of `nucatrace fingerprint`. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,12 +17,28 @@
 #include "fingerprint.h"
 #include "mapio.h"
 
-static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462", "d81de1c0", "67ec3211", "ec165f43" };
-#define N_GPUS 6
-#define N_MAPS (2 * N_GPUS)
+static const char *const files[] = {
+	"af5e0b1a-a", "af5e0b1a-b", "707dd6a3-a", "707dd6a3-b", "2cf08462-a", "2cf08462-b",
+	"d81de1c0-a", "d81de1c0-b", "67ec3211-a", "67ec3211-b", "ec165f43-a", "ec165f43-b",
+	"a0094aaf-a", "a0094aaf-b", "c9b1521b-full", "c9b1521b-quick", "c9b1521b-quick-shifted",
+	"c9b1521b-fingerprint",
+};
+#define N_MAPS ((int)(sizeof(files) / sizeof(files[0])))
+#define N_GPUS 8
 
-/* maps[2g] and maps[2g + 1] are the two runs of gpus[g]. */
 static struct nt_map *maps[N_MAPS];
+
+/* The three GPUs whose maps share one signature (fingerprint.h). */
+static int in_shared_class(int i)
+{
+	return !strncmp(files[i], "af5e0b1a", 8) || !strncmp(files[i], "a0094aaf", 8) ||
+	       !strncmp(files[i], "ec165f43", 8);
+}
+
+static int same_gpu(int i, int j)
+{
+	return !strncmp(files[i], files[j], 8);
+}
 
 static int load_all(void **state)
 {
@@ -29,8 +49,7 @@ static int load_all(void **state)
 		struct nt_err err;
 		char path[512];
 
-		snprintf(path, sizeof(path), "%s/maps/h200-%s-%c.json", dir ? dir : "tests/data",
-			 gpus[i / 2], "ab"[i % 2]);
+		snprintf(path, sizeof(path), "%s/maps/h200-%s.json", dir ? dir : "tests/data", files[i]);
 		if (nt_map_read_json(path, &maps[i], &err)) {
 			fprintf(stderr, "%s\n", err.msg);
 			return -1;
@@ -59,82 +78,93 @@ static double dist(const struct nt_map *a, const struct nt_map *b)
 	return d;
 }
 
-static const char *label(int i)
+static int sig(const struct nt_map *a, const struct nt_map *b)
 {
-	static char buf[N_MAPS][16];
+	struct nt_err err;
+	int g = -1;
 
-	snprintf(buf[i], sizeof(buf[i]), "%s-%c", gpus[i / 2], "ab"[i % 2]);
-	return buf[i];
+	if (nt_fp_signature(a, b, &g, &err))
+		fail_msg("%s", err.msg);
+	return g;
 }
 
-/* The table of fingerprint.h: the threshold sits between the largest
- * same-GPU and the smallest different-GPU distance, at their geometric
- * mean.  Printed so that the numbers in the header can be checked. */
-static void test_distance_table_and_threshold(void **state)
+/* The numbers of fingerprint.h.  Fine distance: maps of one GPU taken
+ * alike are close, but where the chain buffer lands moves it past 5;
+ * signature: no TPC of one GPU ever differs by 2 cycles, while GPUs that
+ * differ at all do so on at least 5 TPCs. */
+static void test_distance_and_signature_table(void **state)
 {
-	double same_max = 0, diff_min = INFINITY;
+	double alike_max = 0, placed_min = INFINITY;
+	int same_sig_max = 0, diff_sig_min = 1 << 30, shared_pairs = 0;
 
 	(void)state;
-	print_message("%-11s", "");
-	for (int j = 0; j < N_MAPS; j++)
-		print_message(" %6.6s-%c", gpus[j / 2], "ab"[j % 2]);
-	print_message("\n");
-	for (int i = 0; i < N_MAPS; i++) {
-		print_message("%-11s", label(i));
-		for (int j = 0; j < N_MAPS; j++) {
+	for (int i = 0; i < N_MAPS; i++)
+		for (int j = i + 1; j < N_MAPS; j++) {
 			double d = dist(maps[i], maps[j]);
+			int g = sig(maps[i], maps[j]);
 
-			print_message(" %8.3f", d);
-			assert_true(fabs(d - dist(maps[j], maps[i])) < 1e-12);	/* symmetric */
-			if (i == j)
-				assert_true(d == 0);
-			else if (i / 2 == j / 2)
-				same_max = fmax(same_max, d);
-			else
-				diff_min = fmin(diff_min, d);
+			assert_int_equal(g, sig(maps[j], maps[i]));
+			assert_true(fabs(d - dist(maps[j], maps[i])) < 1e-12);
+			if (same_gpu(i, j)) {
+				/* -a/-b: separate processes, same allocations */
+				if (!strncmp(files[i], "c9b1521b", 8))
+					placed_min = fmin(placed_min, strstr(files[i], "full") ? d : INFINITY);
+				else
+					alike_max = fmax(alike_max, d);
+				same_sig_max = g > same_sig_max ? g : same_sig_max;
+			} else if (in_shared_class(i) && in_shared_class(j)) {
+				assert_int_equal(g, 0);
+				shared_pairs++;
+			} else {
+				diff_sig_min = g < diff_sig_min ? g : diff_sig_min;
+			}
 		}
-		print_message("\n");
-	}
-	print_message("same-GPU max %.3f, different-GPU min %.3f, geometric mean %.3f, threshold %.3f\n",
-		      same_max, diff_min, sqrt(same_max * diff_min), NT_FP_UNKNOWN_THRESHOLD);
-	assert_true(same_max < NT_FP_UNKNOWN_THRESHOLD);
-	assert_true(diff_min > NT_FP_UNKNOWN_THRESHOLD);
-	/* At least a factor 4 of room on each side. */
-	assert_true(same_max * 4 < NT_FP_UNKNOWN_THRESHOLD);
-	assert_true(NT_FP_UNKNOWN_THRESHOLD * 4 < diff_min);
-	assert_true(fabs(sqrt(same_max * diff_min) - NT_FP_UNKNOWN_THRESHOLD) < 0.1);
+	print_message("fine: alike max %.3f, full vs quick min %.3f; signature: same max %d, "
+		      "different min %d\n", alike_max, placed_min, same_sig_max, diff_sig_min);
+	assert_true(alike_max < 0.6);
+	assert_true(placed_min > 4.5);
+	assert_int_equal(same_sig_max, 0);
+	assert_true(diff_sig_min >= 5);
+	assert_true(diff_sig_min > NT_FP_SIG_MATCH);
+	assert_int_equal(shared_pairs, 12);	/* 6 maps, 3 GPUs: 15 pairs, 3 of them same-GPU */
+	/* The full calibration and the fingerprint's quick map of GPU-c9b1521b:
+	 * the same chip, 5 apart by the fine distance, equal by signature. */
+	assert_true(dist(maps[14], maps[17]) > 4.5);
+	assert_int_equal(sig(maps[14], maps[17]), 0);
 }
 
-/* Every map against the other 11 finds its twin, confidently. */
+/* Every map, against all the others, matches a set holding its own GPU:
+ * alone for the five GPUs of a signature of their own, among three for
+ * the shared class, where the fine distance still picks the twin for the
+ * -a/-b maps (measured alike) but need not for c9b1521b's. */
 static void test_match_finds_twin(void **state)
 {
 	(void)state;
 	for (int i = 0; i < N_MAPS; i++) {
-		const struct nt_map *cands[N_MAPS - 1];
-		int idx[N_MAPS - 1], n = 0;
+		const struct nt_map *cands[N_MAPS];
 		struct nt_fp_match mt;
 		struct nt_err err;
+		int n = 0;
 
 		for (int j = 0; j < N_MAPS; j++)
-			if (j != i) {
-				idx[n] = j;
+			if (j != i)
 				cands[n++] = maps[j];
-			}
-		assert_int_equal(nt_fp_match(maps[i], cands, n, 0, &mt, &err), 0);
+		assert_int_equal(nt_fp_match(maps[i], cands, n, -1, &mt, &err), 0);
 		assert_false(mt.unknown);
-		assert_int_equal(idx[mt.best], i ^ 1);
-		assert_true(mt.second >= 0 && idx[mt.second] / 2 != i / 2);
-		assert_true(mt.best_d < mt.second_d);
-		assert_true(mt.threshold == NT_FP_UNKNOWN_THRESHOLD);
-		assert_int_equal(mt.skipped, 0);
-		assert_true(mt.confidence > 0.75 && mt.confidence <= 1);
-		assert_true(fabs(mt.confidence - (1 - mt.best_d / NT_FP_UNKNOWN_THRESHOLD)) < 1e-12);
+		assert_int_equal(mt.threshold, NT_FP_SIG_MATCH);
+		assert_int_equal(mt.best_sig, 0);
+		assert_int_equal(mt.shared, in_shared_class(i) ? 3 : 1);
+		if (!in_shared_class(i)) {
+			assert_string_equal(cands[mt.best]->gpu.uuid, maps[i]->gpu.uuid);
+			assert_true(mt.confidence == 1);
+			assert_true(mt.second_sig >= 5);
+		}
 	}
 }
 
-/* A GPU whose twin is not among the candidates is unknown, for every GPU
- * and both of its maps; a low enough threshold override makes even the
- * twin unknown, a high one lets the nearest stranger through. */
+/* Without its twin, a GPU of a signature of its own is unknown; one of the
+ * shared class matches the other two (and says so: shared 2).  A threshold
+ * of 1000 differing TPCs lets anything through. */
 static void test_unknown_without_twin(void **state)
 {
 	int unknown = 0;
@@ -147,77 +177,70 @@ static void test_unknown_without_twin(void **state)
 		int n = 0;
 
 		for (int j = 0; j < N_MAPS; j++)
-			if (j / 2 != i / 2)
+			if (!same_gpu(i, j))
 				cands[n++] = maps[j];
-		assert_int_equal(n, N_MAPS - 2);
-		assert_int_equal(nt_fp_match(maps[i], cands, n, 0, &mt, &err), 0);
-		assert_true(mt.best >= 0 && mt.best_d > NT_FP_UNKNOWN_THRESHOLD);
-		assert_true(mt.confidence == 0);
-		unknown += mt.unknown;
-
+		assert_int_equal(nt_fp_match(maps[i], cands, n, -1, &mt, &err), 0);
+		if (in_shared_class(i)) {
+			assert_false(mt.unknown);
+			assert_int_equal(mt.shared, 2);
+		} else {
+			assert_true(mt.unknown);
+			assert_true(mt.confidence == 0);
+			assert_true(mt.best_sig >= 5);
+			unknown++;
+		}
 		assert_int_equal(nt_fp_match(maps[i], cands, n, 1000, &mt, &err), 0);
 		assert_false(mt.unknown);
-		assert_true(mt.threshold == 1000);
-
-		cands[0] = maps[i ^ 1];
-		assert_int_equal(nt_fp_match(maps[i], cands, 1, 0.01, &mt, &err), 0);
-		assert_true(mt.unknown);
-		assert_int_equal(mt.best, 0);
+		assert_int_equal(mt.threshold, 1000);
 	}
-	assert_int_equal(unknown, N_MAPS);
+	assert_int_equal(unknown, N_MAPS - 6);
 }
 
-/* Leave-one-out over the 12 maps: 12 correct, the confusion matrix is
- * two per GPU on the diagonal; with a GPU's second map left out, its
- * lone map comes out unknown, which counts as correct. */
+/* Leave-one-out over all maps: at the signature level every map is right;
+ * the fine distance then picks among the three GPUs of the shared class. */
 static void test_eval(void **state)
 {
+	const struct nt_map *subset[N_MAPS];
 	struct nt_fp_eval ev;
 	struct nt_err err;
-	const struct nt_map *subset[N_MAPS - 1];
 
 	(void)state;
-	assert_int_equal(nt_fp_eval((const struct nt_map *const *)maps, N_MAPS, 0, &ev, &err), 0);
+	assert_int_equal(nt_fp_eval((const struct nt_map *const *)maps, N_MAPS, -1, &ev, &err), 0);
+	assert_int_equal(ev.n, N_MAPS);
 	assert_int_equal(ev.n_ids, N_GPUS);
-	assert_int_equal(ev.correct, N_MAPS);
-	assert_int_equal(ev.wrong, 0);
+	assert_int_equal(ev.sig_right, N_MAPS);
 	assert_int_equal(ev.unknown, 0);
-	for (int t = 0; t < N_GPUS; t++) {
-		assert_true(strstr(ev.ids[t], gpus[t]) != NULL);
-		for (int p = 0; p <= N_GPUS; p++)
-			assert_int_equal(ev.confusion[t * (N_GPUS + 1) + p], p == t ? 2 : 0);
+	assert_int_equal(ev.in_shared, 6);
+	assert_int_equal(ev.same_sig_max, 0);
+	assert_true(ev.diff_sig_min == 0);	/* the shared class */
+	assert_int_equal(ev.correct + ev.wrong, N_MAPS);
+	print_message("eval: %d correct, %d wrong; %d in a shared signature, %d of them right\n",
+		      ev.correct, ev.wrong, ev.in_shared, ev.shared_right);
+	nt_fp_eval_free(&ev);
+
+	/* Without the shared class every map is identified by its signature
+	 * alone, and a GPU left with one map comes out unknown, as it should. */
+	{
+		int n = 0;
+
+		for (int i = 0; i < N_MAPS; i++)
+			if (!in_shared_class(i) && strcmp(files[i], "707dd6a3-b"))
+				subset[n++] = maps[i];
+		assert_int_equal(nt_fp_eval(subset, n, -1, &ev, &err), 0);
+		assert_int_equal(ev.correct, n);
+		assert_int_equal(ev.wrong + ev.unknown + ev.in_shared, 0);
+		assert_true(ev.diff_sig_min >= 5);
+		nt_fp_eval_free(&ev);
 	}
-	for (int i = 0; i < N_MAPS; i++) {
-		assert_int_equal(ev.truth[i], i / 2);
-		assert_int_equal(ev.predicted[i], i / 2);
-		assert_true(ev.confidence[i] > 0.75);
-		assert_true(ev.dist[i * N_MAPS + (i ^ 1)] == ev.best_d[i]);
-	}
-	assert_true(ev.same_max < NT_FP_UNKNOWN_THRESHOLD && ev.diff_min > NT_FP_UNKNOWN_THRESHOLD);
-	assert_true(ev.same_min <= ev.same_max && ev.diff_min <= ev.diff_max);
-	print_message("eval: %d correct, %d wrong, %d unknown; "
-		      "same-GPU %.3f..%.3f, different %.3f..%.3f\n", ev.correct, ev.wrong,
-		      ev.unknown, ev.same_min, ev.same_max, ev.diff_min, ev.diff_max);
+
+	/* A threshold below anything: nothing matches but itself... which is
+	 * left out, and 0 differing TPCs still match: threshold 0 changes
+	 * nothing here. */
+	assert_int_equal(nt_fp_eval((const struct nt_map *const *)maps, N_MAPS, 0, &ev, &err), 0);
+	assert_int_equal(ev.sig_right, N_MAPS);
 	nt_fp_eval_free(&ev);
 
-	/* Drop maps[1] (af5e0b1a-b): af5e0b1a-a has no twin. */
-	subset[0] = maps[0];
-	for (int i = 2; i < N_MAPS; i++)
-		subset[i - 1] = maps[i];
-	assert_int_equal(nt_fp_eval(subset, N_MAPS - 1, 0, &ev, &err), 0);
-	assert_int_equal(ev.correct, N_MAPS - 1);
-	assert_int_equal(ev.wrong + ev.unknown, 0);
-	assert_int_equal(ev.predicted[0], N_GPUS);
-	assert_int_equal(ev.confusion[0 * (N_GPUS + 1) + N_GPUS], 1);
-	nt_fp_eval_free(&ev);
-
-	/* A threshold too low for anything: every map with a twin is a miss. */
-	assert_int_equal(nt_fp_eval((const struct nt_map *const *)maps, N_MAPS, 1e-6, &ev, &err), 0);
-	assert_int_equal(ev.unknown, N_MAPS);
-	assert_int_equal(ev.correct + ev.wrong, 0);
-	nt_fp_eval_free(&ev);
-
-	assert_int_equal(nt_fp_eval(NULL, 0, 0, &ev, &err), -1);
+	assert_int_equal(nt_fp_eval(NULL, 0, -1, &ev, &err), -1);
 	nt_fp_eval_free(&ev);
 }
 
@@ -247,21 +270,21 @@ static void test_different_sm_counts(void **state)
 	/* Matching skips it; with nothing else, the map is unknown. */
 	cands[0] = small;
 	cands[1] = maps[1];
-	assert_int_equal(nt_fp_match(maps[0], cands, 2, 0, &mt, &err), 0);
+	assert_int_equal(nt_fp_match(maps[0], cands, 2, -1, &mt, &err), 0);
 	assert_int_equal(mt.skipped, 1);
 	assert_int_equal(mt.best, 1);
 	assert_int_equal(mt.second, -1);
 	assert_true(isnan(mt.second_d));
 	assert_false(mt.unknown);
-	assert_int_equal(nt_fp_match(maps[0], cands, 1, 0, &mt, &err), 0);
+	assert_int_equal(nt_fp_match(maps[0], cands, 1, -1, &mt, &err), 0);
 	assert_true(mt.unknown && mt.best == -1 && mt.skipped == 1);
-	assert_int_equal(nt_fp_match(maps[0], cands, 0, 0, &mt, &err), 0);
+	assert_int_equal(nt_fp_match(maps[0], cands, 0, -1, &mt, &err), 0);
 	assert_true(mt.unknown && mt.best == -1 && mt.skipped == 0);
 
 	/* In an evaluation, the pair has no distance. */
 	cands[0] = maps[0];
 	cands[1] = small;
-	assert_int_equal(nt_fp_eval(cands, 2, 0, &ev, &err), 0);
+	assert_int_equal(nt_fp_eval(cands, 2, -1, &ev, &err), 0);
 	assert_true(isnan(ev.dist[1]) && isnan(ev.dist[2]));
 	assert_true(isnan(ev.same_max) && isnan(ev.diff_min));
 	assert_int_equal(ev.correct, 2);	/* both alone, both unknown */
@@ -305,7 +328,8 @@ static void test_noise_weighting(void **state)
 	m->chain[40] += 20;
 	m->chain[41] += 20;
 	d = dist(m, maps[1]);
-	assert_true(d > NT_FP_UNKNOWN_THRESHOLD);
+	assert_true(d > 2.4);
+	assert_int_equal(sig(m, maps[1]), 1);	/* one TPC, 20 cycles off */
 	m->noise[40] = m->noise[41] = 1e5;
 	d = dist(m, maps[1]);
 	assert_true(fabs(d - base) < 0.01);
@@ -322,18 +346,18 @@ static void test_noise_weighting(void **state)
 	m->noise = NULL;
 	m->chain[77] -= 20;
 	assert_true(dist(m, maps[1]) >= base - 1e-12);
-	assert_true(dist(m, maps[1]) < NT_FP_UNKNOWN_THRESHOLD);
+	assert_true(dist(m, maps[1]) < 2.4);
 
 	/* Unmeasured SMs are left out, the rest still matches. */
 	m->chain[3] = m->chain[10] = m->chain[11] = NAN;
-	assert_true(dist(m, maps[1]) < NT_FP_UNKNOWN_THRESHOLD);
+	assert_true(dist(m, maps[1]) < 2.4);
 	nt_map_free(m);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_distance_table_and_threshold),
+		cmocka_unit_test(test_distance_and_signature_table),
 		cmocka_unit_test(test_match_finds_twin),
 		cmocka_unit_test(test_unknown_without_twin),
 		cmocka_unit_test(test_eval),
