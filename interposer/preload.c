@@ -1,8 +1,15 @@
 /*
- * libnucatrace.so entry points.  Loaded by LD_PRELOAD (the constructor
- * runs before main) or by the CUDA driver through
- * CUDA_INJECTION64_PATH (InitializeInjection); whichever comes first
- * initialises, once.  Any failure warns once and leaves the program
+ * libnucatrace.so entry points.  The CUDA driver calls
+ * InitializeInjection() from cuInit() in a process whose
+ * CUDA_INJECTION64_PATH names this library; that is where tracing
+ * starts, once.  Loaded by LD_PRELOAD, the constructor only points
+ * CUDA_INJECTION64_PATH at this library (when nothing else is there) and
+ * waits: processes that never initialise CUDA (the shell, tools and
+ * helpers around a job) start no backend, which cost them 3-6 ms each
+ * (docs/results/2026-12-01-session7.md).  When CUDA_INJECTION64_PATH
+ * already names another library, another CUDA tool is attached: warn and
+ * step aside.  When this library's own path cannot be found, start at
+ * once, as a fallback.  Any failure warns once and leaves the program
  * alone: its results, output and exit code never change.
  *
  * Settings come from the environment (nucatrace run sets them):
@@ -16,8 +23,12 @@
  *   NUCATRACE_EXIT_WAIT      seconds exit waits for running kernels (2)
  *   NUCATRACE_QUIET          no summary or warnings on stderr
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,12 +134,38 @@ static void init(void)
 	atexit(at_exit);
 }
 
+/* Does CUDA_INJECTION64_PATH's value name this library?  The same file,
+ * or another copy of libnucatrace.so (an installed one beside a build):
+ * the driver then loads that copy, which traces. */
+static int names_us(const char *inj, const char *self)
+{
+	struct stat a, b;
+	char copy[PATH_MAX];
+
+	if (!stat(inj, &a) && !stat(self, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 1;
+	snprintf(copy, sizeof(copy), "%s", inj);
+	return !strcmp(basename(copy), "libnucatrace.so");
+}
+
 /* errno is the program's: C promises it is 0 when main starts. */
 __attribute__((constructor)) static void on_load(void)
 {
+	const char *inj = getenv("CUDA_INJECTION64_PATH"), *mode = getenv("NUCATRACE_MODE");
 	int saved = errno;
+	Dl_info info;
 
-	pthread_once(&once, init);
+	if (mode && !strcmp(mode, "off"))
+		goto out;
+	if (!dladdr((void *)on_load, &info) || !info.dli_fname || info.dli_fname[0] != '/') {
+		pthread_once(&once, init);	/* cannot name ourselves to the driver */
+	} else if (!inj || !*inj) {
+		if (setenv("CUDA_INJECTION64_PATH", info.dli_fname, 1))
+			pthread_once(&once, init);
+	} else if (!names_us(inj, info.dli_fname)) {
+		nt_warn("another CUDA tool is attached (CUDA_INJECTION64_PATH=%s); not tracing", inj);
+	}
+out:
 	errno = saved;
 }
 

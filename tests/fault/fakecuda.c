@@ -6,8 +6,14 @@
  * driver fail on purpose so the CLI's messages can be checked on a
  * machine without a GPU.  Leaving out one symbol ($FAKECUDA is built
  * twice, once with -DDROP_ONE) checks the "driver too old" path.
+ *
+ * cuInit() first does what the real driver does with
+ * CUDA_INJECTION64_PATH: load that library and call its
+ * InitializeInjection(), so that the interposer's start in a process
+ * that initialises CUDA can be tested here too.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #define STR_(x) #x
@@ -28,4 +34,22 @@ static int fake_result(void)
 #ifdef DROP_ONE
 #define cuLaunchKernel cuLaunchKernel_dropped_for_test
 #endif
+#define cuInit cuInit_in_the_table	/* defined below */
 #include "cudrv.def"
+#undef cuInit
+
+CUresult cuInit(unsigned int flags)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	static int injected;
+
+	(void)flags;
+	if (inj && *inj && !injected++) {
+		void *h = dlopen(inj, RTLD_NOW | RTLD_GLOBAL);
+		int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+
+		if (init)
+			init();
+	}
+	return (CUresult)fake_result();
+}
