@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calib_stability.h"
 #include "commands.h"
 #include "json.h"
 #include "mapio.h"
@@ -22,7 +23,8 @@ static const char usage[] =
 	"nucatrace calibrate [--device N|all] [--store PATH | --no-store] [--output PATH]\n"
 	"       [--quick] [--no-noise] [--no-lines] [--no-first-touch] [--lines N]\n"
 	"       [--chain-bytes SIZE] [--chain-loads N] [--reps N] [--statistic min|median]\n"
-	"       [--force] [--json] [--quiet] | --list";
+	"       [--force] [--json] [--quiet] | --list\n"
+	"       | --stability MINUTES [--device N] [--json] [--output FILE] [--force]";
 
 static const char help[] =
 	"Measure each selected GPU's per-SM L2 hit-latency map and keep it in the store.\n"
@@ -47,6 +49,10 @@ static const char help[] =
 	"  --json              machine-readable output on stdout\n"
 	"  --quiet             no progress on stderr\n"
 	"  --list              list the GPUs here and exit (exit 2 when none is usable)\n"
+	"  --stability MINUTES chain maps idle, under a full-GPU load, idle again, for\n"
+	"                      MINUTES (0.5..1440) on one GPU: per-SM drift against the\n"
+	"                      noise floor and the SM clock (docs/stability.md); keeps\n"
+	"                      nothing in the store; --output FILE: the JSON report\n"
 	"\n"
 	"A map whose run-to-run noise is far above the usual floor (other work on the\n"
 	"GPU) is reported, and neither stored nor written to --output unless --force.\n";
@@ -58,6 +64,7 @@ static const char help[] =
 enum {
 	OPT_NO_STORE = 256, OPT_QUICK, OPT_NO_NOISE, OPT_NO_LINES, OPT_NO_FT, OPT_LINES,
 	OPT_CHAIN_BYTES, OPT_CHAIN_LOADS, OPT_REPS, OPT_STATISTIC, OPT_FORCE, OPT_JSON, OPT_LIST,
+	OPT_STABILITY,
 };
 
 static const struct option options[] = {
@@ -78,6 +85,7 @@ static const struct option options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "list", no_argument, NULL, OPT_LIST },
+	{ "stability", required_argument, NULL, OPT_STABILITY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -89,6 +97,7 @@ struct calib_cmd {
 	int no_store, force, json, list;
 	const char *output;
 	int out_dir;		/* --output is a folder: one <uuid>.json per GPU */
+	double stability;	/* minutes; 0: not asked for */
 	int argc;
 	char **argv;
 };
@@ -155,6 +164,15 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 				usage_error(usage, "--statistic: '%s' is neither min nor median", optarg);
 			c->opts.median = !strcmp(optarg, "median");
 			break;
+		case OPT_STABILITY: {
+			char *end;
+
+			c->stability = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->stability >= 0.5 && c->stability <= 1440))
+				usage_error(usage, "--stability: '%s' is not a number of minutes in "
+					    "0.5..1440", optarg);
+			break;
+		}
 		default:
 			usage_bad_option(usage, "calibrate", o, argv);
 		}
@@ -163,6 +181,10 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 		usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (c->no_store && c->store_path)
 		usage_error(usage, "--store and --no-store exclude each other");
+	if (c->stability && c->store_path)
+		usage_error(usage, "--stability keeps no maps in the store: --output FILE has them");
+	if (c->stability && !(c->opts.parts & NT_MAP_NOISE))
+		usage_error(usage, "--stability needs the noise floor: drop --no-noise or --quick");
 	c->argc = argc;
 	c->argv = argv;
 	return 0;
@@ -336,6 +358,16 @@ int cmd_calibrate(int argc, char **argv)
 		return list_devices(&cu, count);
 	if (c.device >= count)
 		die("--device %d: only %d GPU(s) here", c.device, count);
+	if (c.stability) {
+		char line[512];
+		struct stability_cmd s = { c.stability, c.device, c.json, c.force, c.output, line };
+		int ret;
+
+		command_line(line, sizeof(line), c.argc, c.argv);
+		ret = calibrate_stability(&cu, count, &c.opts, &s);
+		nt_cuda_unload(&cu);
+		return ret;
+	}
 	first = c.device < 0 ? 0 : c.device;
 	last = c.device < 0 ? count - 1 : c.device;
 	if (c.output)

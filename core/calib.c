@@ -173,8 +173,16 @@ static int cover_all(struct probe_ctx *pc, CUfunction f, struct nt_probe_args *a
 		missing_error(pc, what, have);
 		goto out;
 	}
-	if (clock_mhz)
+	if (clock_mhz) {
 		*clock_mhz = nt_median(mhz, pc->n_sm);
+		pc->st->clock_min_mhz = pc->st->clock_max_mhz = *clock_mhz;
+		for (int s = 0; s < pc->n_sm; s++) {
+			if (mhz[s] < pc->st->clock_min_mhz)
+				pc->st->clock_min_mhz = mhz[s];
+			if (mhz[s] > pc->st->clock_max_mhz)
+				pc->st->clock_max_mhz = mhz[s];
+		}
+	}
 	ret = 0;
 out:
 	free(have);
@@ -212,11 +220,15 @@ static int probe_open(struct probe_ctx *pc, int ordinal)
 			return nt_err_set(pc->err, "probe kernels fit %d blocks per SM with %u bytes of "
 					  "shared memory; need exactly 1", blocks, pc->smem);
 	}
+	/* Sized for every part whichever are measured: the chain buffer,
+	 * allocated next, then lands where a full calibration's does.  Its
+	 * physical placement moves the chain map by up to ~0.7 cycle per SM
+	 * (docs/fingerprint.md), so a quick map and a full one compare only
+	 * when they allocate alike. */
 	words = NT_REC_HEAD + (size_t)o->chain_reps;
-	if (o->parts & NT_MAP_LINES && words < NT_REC_HEAD + (size_t)o->n_lines * o->line_reps)
+	if (words < NT_REC_HEAD + (size_t)o->n_lines * o->line_reps)
 		words = NT_REC_HEAD + (size_t)o->n_lines * o->line_reps;
-	if (o->parts & NT_MAP_FIRST_TOUCH &&
-	    words < NT_REC_HEAD + (size_t)o->n_lines * (o->ft_reps + 2))
+	if (words < NT_REC_HEAD + (size_t)o->n_lines * (o->ft_reps + 2))
 		words = NT_REC_HEAD + (size_t)o->n_lines * (o->ft_reps + 2);
 	pc->out_words = words;
 	pc->host = malloc(pc->n_sm * words * 8);
@@ -496,6 +508,49 @@ int nt_calib_check_opts(const struct nt_calib_opts *o, int64_t l2_bytes, struct 
 	return 0;
 }
 
+/* The map's identity and how it is measured. */
+static void map_header(struct nt_map *m, const struct nt_gpu *g, const struct nt_calib_opts *o,
+		       unsigned lineparts)
+{
+	m->gpu = *g;
+	m->params.chain_bytes = o->chain_bytes;
+	m->params.chain_loads = o->chain_loads;
+	m->params.chain_reps = o->chain_reps;
+	m->params.line_loads = lineparts ? o->line_loads : 0;
+	m->params.line_reps = lineparts ? o->line_reps : 0;
+	m->params.footprint_bytes = lineparts ? (o->footprint ? o->footprint : g->l2_bytes) : 0;
+	strcpy(m->params.statistic, o->median ? "median" : "min");
+	m->created_at = time(NULL);
+}
+
+/* The chain map into m, and right after it the noise floor when m has
+ * a noise part. */
+static int chain_and_noise(struct probe_ctx *pc, CUdeviceptr chain, struct nt_map *m)
+{
+	double *again, t;
+
+	progress(pc, "chain map");
+	t = now_s();
+	if (run_chain(pc, chain, m->chain, &m->sm_clock_mhz))
+		return -1;
+	pc->st->wall_chain = now_s() - t;
+	if (!m->noise)
+		return 0;
+	progress(pc, "noise floor (chain map again)");
+	t = now_s();
+	if (!(again = malloc(pc->n_sm * sizeof(*again))))
+		return nt_err_set(pc->err, "out of memory");
+	if (run_chain(pc, chain, again, NULL)) {
+		free(again);
+		return -1;
+	}
+	for (int s = 0; s < pc->n_sm; s++)
+		m->noise[s] = fabs(again[s] - m->chain[s]);
+	free(again);
+	pc->st->wall_noise = now_s() - t;
+	return 0;
+}
+
 int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 		 struct nt_map **out, struct nt_calib_stats *st, struct nt_err *err)
 {
@@ -505,7 +560,6 @@ int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 	CUdeviceptr chain = 0;
 	struct nt_gpu g;
 	int ret = -1;
-	double t;
 
 	memset(st, 0, sizeof(*st));
 	st->dram_median = NAN;
@@ -515,16 +569,8 @@ int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 	m = nt_map_new(g.sm_count, lineparts ? o->n_lines : 0, o->parts);
 	if (!m)
 		return nt_err_set(err, "out of memory");
-	m->gpu = g;
+	map_header(m, &g, o, lineparts);
 	pc.n_sm = m->gpu.sm_count;
-	m->params.chain_bytes = o->chain_bytes;
-	m->params.chain_loads = o->chain_loads;
-	m->params.chain_reps = o->chain_reps;
-	m->params.line_loads = lineparts ? o->line_loads : 0;
-	m->params.line_reps = lineparts ? o->line_reps : 0;
-	m->params.footprint_bytes = lineparts ? (o->footprint ? o->footprint : m->gpu.l2_bytes) : 0;
-	strcpy(m->params.statistic, o->median ? "median" : "min");
-	m->created_at = time(NULL);
 	if (probe_open(&pc, ordinal) || warm_clock(&pc))
 		goto out;
 	if (cu->cuMemAlloc(&chain, o->chain_bytes)) {
@@ -533,27 +579,8 @@ int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 	}
 	if (build_chain(&pc, chain))
 		goto out;
-	progress(&pc, "chain map");
-	t = now_s();
-	if (run_chain(&pc, chain, m->chain, &m->sm_clock_mhz))
+	if (chain_and_noise(&pc, chain, m))
 		goto out;
-	st->wall_chain = now_s() - t;
-	if (o->parts & NT_MAP_NOISE) {
-		double *again = malloc(pc.n_sm * sizeof(*again));
-
-		progress(&pc, "noise floor (chain map again)");
-		t = now_s();
-		if (!again || run_chain(&pc, chain, again, NULL)) {
-			free(again);
-			if (!again)
-				nt_err_set(err, "out of memory");
-			goto out;
-		}
-		for (int s = 0; s < pc.n_sm; s++)
-			m->noise[s] = fabs(again[s] - m->chain[s]);
-		free(again);
-		st->wall_noise = now_s() - t;
-	}
 	if (lineparts && run_line_stages(&pc, m))
 		goto out;
 	*out = m;
@@ -565,4 +592,84 @@ out:
 	probe_close(&pc);
 	nt_map_free(m);
 	return ret;
+}
+
+/* A device held open between chain maps (calib.h). */
+struct nt_calib_dev {
+	struct probe_ctx pc;
+	struct nt_calib_opts o;
+	struct nt_calib_stats st;	/* until the first nt_calib_chain() */
+	struct nt_gpu g;
+	CUdeviceptr chain;
+};
+
+int nt_calib_open(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
+		  struct nt_calib_dev **out, struct nt_err *err)
+{
+	struct nt_calib_dev *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (!d)
+		return nt_err_set(err, "out of memory");
+	d->o = *o;
+	d->o.parts &= NT_MAP_NOISE;
+	d->pc = (struct probe_ctx){ .cu = cu, .err = err, .o = &d->o, .st = &d->st };
+	if (nt_gpu_query(cu, ordinal, &d->g, err) || nt_calib_check_opts(&d->o, d->g.l2_bytes, err))
+		goto fail;
+	d->pc.n_sm = d->g.sm_count;
+	if (probe_open(&d->pc, ordinal))
+		goto fail;
+	if (cu->cuMemAlloc(&d->chain, d->o.chain_bytes)) {
+		nt_err_set(err, "cannot allocate a %lld-byte chain on the device",
+			   (long long)d->o.chain_bytes);
+		goto fail;
+	}
+	if (build_chain(&d->pc, d->chain))
+		goto fail;
+	d->pc.err = NULL;	/* each nt_calib_chain() brings its own */
+	*out = d;
+	return 0;
+fail:
+	nt_calib_close(d);
+	return -1;
+}
+
+int nt_calib_chain(struct nt_calib_dev *d, int warm, struct nt_map **out, struct nt_calib_stats *st,
+		   struct nt_err *err)
+{
+	struct probe_ctx *pc = &d->pc;
+	struct nt_map *m;
+	CUresult r;
+
+	memset(st, 0, sizeof(*st));
+	st->dram_median = NAN;
+	*out = NULL;
+	pc->st = st;
+	pc->err = err;
+	/* The load generator shares the primary context; anything else may
+	 * have made another one current. */
+	if ((r = pc->cu->cuCtxSetCurrent(pc->ctx)))
+		return nt_cuda_fail(pc->cu, err, r, "cuCtxSetCurrent");
+	if (!(m = nt_map_new(pc->n_sm, 0, d->o.parts)))
+		return nt_err_set(err, "out of memory");
+	map_header(m, &d->g, &d->o, 0);
+	if ((warm && warm_clock(pc)) || chain_and_noise(pc, d->chain, m)) {
+		nt_map_free(m);
+		m = NULL;
+	}
+	/* The caller's stats and message end with this call. */
+	pc->st = &d->st;
+	pc->err = NULL;
+	*out = m;
+	return m ? 0 : -1;
+}
+
+void nt_calib_close(struct nt_calib_dev *d)
+{
+	if (!d)
+		return;
+	if (d->chain)
+		d->pc.cu->cuMemFree(d->chain);
+	probe_close(&d->pc);
+	free(d);
 }

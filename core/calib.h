@@ -49,6 +49,7 @@ struct nt_calib_opts {
 struct nt_calib_stats {
 	double wall_warmup, wall_chain, wall_noise, wall_lines, wall_first;	/* seconds */
 	double warm_clock_mhz;	/* SM clock after the warm-up spin */
+	double clock_min_mhz, clock_max_mhz;	/* over the SMs, during the chain map */
 	double dram_median;	/* cycles: first load of a never-touched line */
 	int launches;		/* kernel launches, retries included */
 };
@@ -66,5 +67,26 @@ int nt_calib_check_opts(const struct nt_calib_opts *o, int64_t l2_bytes, struct 
 
 int nt_calib_run(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
 		 struct nt_map **out, struct nt_calib_stats *st, struct nt_err *err);
+
+/*
+ * A device held open for a series of chain maps (`calibrate
+ * --stability`).  nt_calib_open() loads the probes (the device's primary
+ * context, made current) and builds the chain once, so that every map of
+ * the series walks the same lines at the same physical addresses: maps
+ * of separate processes do not, and differ by more than the noise floor
+ * on some SMs (docs/calibration.md, Limits).  nt_calib_chain() measures
+ * one chain map, and its noise floor when o->parts has NT_MAP_NOISE (the
+ * other parts are ignored); warm: spin the SM clock out of idle first,
+ * as nt_calib_run() does.  The map has no command, host or tool version;
+ * the caller fills them.  nt_calib_close() frees everything (NULL is
+ * fine).
+ */
+struct nt_calib_dev;
+
+int nt_calib_open(struct nt_cuda *cu, int ordinal, const struct nt_calib_opts *o,
+		  struct nt_calib_dev **out, struct nt_err *err);
+int nt_calib_chain(struct nt_calib_dev *d, int warm, struct nt_map **out, struct nt_calib_stats *st,
+		   struct nt_err *err);
+void nt_calib_close(struct nt_calib_dev *d);
 
 #endif
