@@ -30,12 +30,12 @@ CORE_SRC   := $(wildcard core/*.c)
 CMD_SRC    := $(wildcard calibrate/*.c reports/*.c interposer/cmd_*.c)
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(BUILD)/%.o)
-KERNEL_OBJ := $(BUILD)/kernels/probe_blob.o
+KERNEL_OBJ := $(BUILD)/kernels/probe_blob.o $(BUILD)/kernels/load_blob.o $(BUILD)/kernels/localize_blob.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
-DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3
+DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3
 
 .PHONY: deps deps-html bench-report all test test-unit test-cli test-html test-gpu bench asan install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
@@ -54,6 +54,23 @@ $(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h
 
 $(BUILD)/kernels/probe_blob.o: kernels/blob.S $(BUILD)/kernels/probe.fatbin
 	$(CC) -c -DBLOB_SYMBOL=nt_probe_fatbin -DBLOB_FILE='"$(BUILD)/kernels/probe.fatbin"' -o $@ $<
+
+# The load kernel of calibrate --stability, a module of its own.
+$(BUILD)/kernels/load.fatbin: kernels/load.cu kernels/load.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -fatbin -o $@ $<
+
+$(BUILD)/kernels/load_blob.o: kernels/blob.S $(BUILD)/kernels/load.fatbin
+	$(CC) -c -DBLOB_SYMBOL=nt_load_fatbin -DBLOB_FILE='"$(BUILD)/kernels/load.fatbin"' -o $@ $<
+
+# The kernels of localize --eval, around the public probe in include/.
+$(BUILD)/kernels/localize.fatbin: kernels/localize_eval.cu kernels/localize_eval.h \
+		include/nucatrace/localize.cuh include/nucatrace/localize_table.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -Iinclude -fatbin -o $@ $<
+
+$(BUILD)/kernels/localize_blob.o: kernels/blob.S $(BUILD)/kernels/localize.fatbin
+	$(CC) -c -DBLOB_SYMBOL=nt_loc_fatbin -DBLOB_FILE='"$(BUILD)/kernels/localize.fatbin"' -o $@ $<
 
 # The interposer: position-independent copies of the core and the
 # interposer sources, everything hidden but InitializeInjection.
@@ -106,7 +123,10 @@ $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
-            $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno
+            $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno $(BUILD)/tests/cuda_prog
+$(BUILD)/tests/cuda_prog: tests/fault/cuda_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< -ldl
 $(BUILD)/tests/print_errno: tests/fault/print_errno.c
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $<
@@ -115,10 +135,10 @@ $(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c interposer/sanit
 	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $<
 $(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
 $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
 
 test: test-unit test-cli
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
@@ -143,9 +163,16 @@ $(BUILD)/tests/gpu/drvapi: tests/gpu/progs/drvapi.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 
-test-gpu: all $(GPU_PROGS)
+# The report's validation workloads (kernels/validate.cu, docs/validation.md).
+$(BUILD)/validate: kernels/validate.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
+		-gencode arch=compute_90,code=compute_90 -o $@ $<
+
+test-gpu: all $(GPU_PROGS) $(BUILD)/validate
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
+	@BUILD=$(BUILD) tests/gpu/validate.sh
 
 bench: all $(GPU_PROGS) bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
@@ -167,6 +194,9 @@ install: all
 	install -m 755 $(BUILD)/nucatrace $(DESTDIR)$(PREFIX)/bin/nucatrace
 	install -d $(DESTDIR)$(PREFIX)/lib/nucatrace
 	install -m 755 $(BUILD)/libnucatrace.so $(DESTDIR)$(PREFIX)/lib/nucatrace/libnucatrace.so
+	install -d $(DESTDIR)$(PREFIX)/include/nucatrace
+	install -m 644 include/nucatrace/localize.cuh include/nucatrace/localize_table.h \
+		$(DESTDIR)$(PREFIX)/include/nucatrace
 
 # The main job: calibrate the GPUs here, or show the bundled H200 map.
 # With a GPU: calibrate it, then trace an L2-latency-bound test kernel and

@@ -294,21 +294,28 @@ static std::vector<double> read_shares(const char *path, int sms)
 }
 
 // Dynamic shared memory that lets exactly `slots` blocks share an SM.
-static size_t smem_for(const void *fn, int threads, int slots)
+static size_t smem_for(const void *fn, int threads, int slots, size_t fixed)
 {
 	int dev, per_sm, max_block, active = 0;
 
 	CHECK(cudaGetDevice(&dev));
 	CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
 	CHECK(cudaDeviceGetAttribute(&max_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-	size_t smem = (size_t)per_sm / slots - 1024;	// 1 KiB of each block is the system's
-	smem = std::min(smem / 256 * 256, (size_t)max_block - 256);
-	CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	// From the most a block could have down, in 1 KiB steps (what the
+	// system reserves per block and the allocation granularity vary):
+	// the largest size at which exactly `slots` blocks fit.
+	size_t smem = fixed ? fixed : std::min((size_t)per_sm / slots, (size_t)max_block) / 1024 * 1024;
+
 	CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fn, threads, smem));
+	CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	for (;; smem -= 1024) {
+		CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, fn, threads, smem));
+		if (fixed || active >= slots || smem < 1024)
+			break;
+	}
 	if (active != slots) {
-		fprintf(stderr, "validate: %d blocks of %d threads fit an SM with %zu bytes of shared memory, "
-			"not %d\n", active, threads, smem, slots);
+		fprintf(stderr, "validate: no shared memory size lets exactly %d blocks of %d threads share "
+			"an SM (%d fit with %zu bytes)\n", slots, threads, active, smem);
 		exit(1);
 	}
 	return smem;
@@ -383,10 +390,11 @@ int main(int argc, char **argv)
 	}
 	if (vs.empty())
 		die("--only '%s': no such version of this workload", only.c_str());
-	size_t smem = smem_for(even, threads, slots);
-	smem_for(aware, threads, slots);
+	// One size for every version, so that all run at the same occupancy.
+	size_t smem = smem_for(even, threads, slots, 0);
+	smem_for(aware, threads, slots, smem);
 	if (w == "tail")
-		smem_for((const void *)chase_grid, threads, slots);
+		smem_for((const void *)chase_grid, threads, slots, smem);
 
 	// Data.
 	u64 *chain = nullptr, *out = nullptr, *next;

@@ -9,8 +9,12 @@
 #   fp-diag       does a chain map depend on where its buffer lands? full and
 #                 quick maps, one taken while another process holds 20 GiB
 #   bench         make bench's GPU scripts (calibrate speed, tracing overhead)
-#   validate      the validation workloads (tests/gpu/validate.sh)
-#   localize      nucatrace localize --eval
+#   validate      the validation workloads (tests/gpu/validate.sh), kept as validate.tgz
+#   torch         trace the PyTorch GEMM loop (tests/gpu/progs/torch_bench.py), report
+#   localize      nucatrace localize --eval (after a full calibration)
+#   fp-check      nucatrace fingerprint against the committed maps plus a full
+#                 calibration of this GPU taken first
+#   startup       N starts of /bin/true bare, preloaded, and under nucatrace run
 #   stability M   nucatrace calibrate --stability M
 set -u
 OUT=${OUT:-/tmp/out}
@@ -35,7 +39,7 @@ step() {	# step NAME COMMAND...: log to $OUT/NAME.log, time it
 while [ $# -gt 0 ]; do
 	case $1 in
 	test-gpu) step calibrate-checks env NUCATRACE="$NT" tests/gpu/run.sh
-		step interposer-checks env BUILD="$B" tests/gpu/interposer.sh "$OUT/interposer" ;;
+		step interposer-checks env BUILD="$B" tests/gpu/interposer.sh /tmp/interposer ;;
 	demo) step demo sh -c "'$NT' calibrate --quiet && '$NT' map show && rm -rf '$OUT/demo' && mkdir -p '$OUT/demo' &&
 		'$NT' run --sample all --output-dir '$OUT/demo' -- '$B/tests/gpu/bench' chase 20 &&
 		'$NT' report --html '$OUT/demo/report.html' '$OUT'/demo/*.sqlite" ;;
@@ -52,9 +56,22 @@ while [ $# -gt 0 ]; do
 		'$NT' fingerprint --eval tests/data/maps/*.json '$OUT/full.json' '$OUT/quick.json' '$OUT/quick-shifted.json' '$OUT'/fpq/*.json" ;;
 	bench) step bench-calibrate env NUCATRACE="$NT" tests/bench/calibrate.sh
 		step bench-interposer env BUILD="$B" tests/bench/interposer.sh ;;
-	validate) step validate env BUILD="$B" tests/gpu/validate.sh "$OUT/validate" ;;
-	localize) step localize "$NT" localize --eval ;;
-	stability) shift; step stability "$NT" calibrate --stability "$1" --device 0 ;;
+	validate) step validate env BUILD="$B" tests/gpu/validate.sh /tmp/validate
+		tar czf "$OUT/validate.tgz" -C /tmp validate ;;
+	torch) step torch sh -c "rm -rf /tmp/torch && mkdir -p /tmp/torch &&
+		'$NT' run --sample all --output-dir /tmp/torch -- python3 tests/gpu/progs/torch_bench.py &&
+		'$NT' report /tmp/torch/*.sqlite && '$NT' report --json /tmp/torch/*.sqlite >/tmp/torch/report.json &&
+		tar czf '$OUT/torch.tgz' -C /tmp torch" ;;
+	localize) step localize sh -c "'$NT' calibrate --quiet && '$NT' localize --eval &&
+		'$NT' localize --eval --json >'$OUT/localize.json'" ;;
+	fp-check) step fp-check sh -c "NUCATRACE_STORE=/tmp/fp.db '$NT' calibrate --quiet &&
+		NUCATRACE_STORE=/tmp/fp.db '$NT' map import tests/data/maps/*.json >/dev/null &&
+		NUCATRACE_STORE=/tmp/fp.db '$NT' fingerprint --output /tmp/fpq &&
+		cp /tmp/fpq/*.json '$OUT/fingerprint-quick.json'" ;;
+	startup) step startup sh -c "sh tests/bench/startup.sh 200; LD_PRELOAD=$PWD/$B/libnucatrace.so sh tests/bench/startup.sh 200;
+		'$NT' run --quiet --no-calibrate -- sh tests/bench/startup.sh 200;
+		'$NT' run --quiet --no-calibrate --mode kernels -- sh tests/bench/startup.sh 200" ;;
+	stability) shift; step stability "$NT" calibrate --stability "$1" --device 0 --output "$OUT/stability.json" ;;
 	*) echo "device-session.sh: unknown step '$1'" >&2; exit 2 ;;
 	esac
 	shift

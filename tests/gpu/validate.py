@@ -83,7 +83,7 @@ def compare(top):
             "kernel": NAIVE[w],
             "sensitive": fit.get("sensitive"),
             "confidence": fit.get("confidence"),
-            "slope_ns_per_cycle": fit.get("slope_ns"),
+            "slope_ns_per_cycle": fit.get("slope_ns_per_cycle"),
             "effect_pct": fit.get("effect_pct"),
             "replay_error_max_pct": k["replay_error_max_pct"],
             "lost_pct": 100 * k["lost_ns"] / base,
