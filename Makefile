@@ -48,7 +48,7 @@ $(BUILD)/libntcore.a: $(CORE_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h
+$(BUILD)/kernels/probe.fatbin: kernels/probe.cu kernels/probe.h kernels/sreg.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -fatbin -o $@ $<
 
@@ -56,7 +56,7 @@ $(BUILD)/kernels/probe_blob.o: kernels/blob.S $(BUILD)/kernels/probe.fatbin
 	$(CC) -c -DBLOB_SYMBOL=nt_probe_fatbin -DBLOB_FILE='"$(BUILD)/kernels/probe.fatbin"' -o $@ $<
 
 # The load kernel of calibrate --stability, a module of its own.
-$(BUILD)/kernels/load.fatbin: kernels/load.cu kernels/load.h
+$(BUILD)/kernels/load.fatbin: kernels/load.cu kernels/load.h kernels/sreg.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -fatbin -o $@ $<
 
@@ -64,7 +64,7 @@ $(BUILD)/kernels/load_blob.o: kernels/blob.S $(BUILD)/kernels/load.fatbin
 	$(CC) -c -DBLOB_SYMBOL=nt_load_fatbin -DBLOB_FILE='"$(BUILD)/kernels/load.fatbin"' -o $@ $<
 
 # The kernels of localize --eval, around the public probe in include/.
-$(BUILD)/kernels/localize.fatbin: kernels/localize_eval.cu kernels/localize_eval.h \
+$(BUILD)/kernels/localize.fatbin: kernels/localize_eval.cu kernels/localize_eval.h kernels/sreg.cuh \
 		include/nucatrace/localize.cuh include/nucatrace/localize_table.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -Iinclude -fatbin -o $@ $<

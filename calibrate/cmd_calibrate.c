@@ -12,7 +12,7 @@
 #include "calib_stability.h"
 #include "commands.h"
 #include "json.h"
-#include "mapio.h"
+#include "map_cmds.h"
 #include "parse.h"
 #include "store.h"
 #include "summary.h"
@@ -280,18 +280,10 @@ static void check_output(struct calib_cmd *c, struct nt_cuda *cu, int first, int
 static int write_output(const struct calib_cmd *c, const struct nt_map *m)
 {
 	char path[4096];
-	FILE *f;
-	int ret;
 
 	if (output_path(c, m->gpu.uuid, path, sizeof(path)))
 		return error("--output: path too long");
-	f = fopen(path, "wx");
-	if (!f)
-		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
-	ret = nt_map_write_json(f, m, 1);
-	if (fclose(f) || ret)
-		return error("cannot write '%s'", path);
-	return 0;
+	return map_write_new_json(path, m);
 }
 
 static int calibrate_one(struct calib_cmd *c, struct nt_cuda *cu, struct nt_store *store, int d,

@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "fingerprint.h"
 #include "map_cmds.h"
-#include "mapio.h"
 #include "store.h"
 #include "usage.h"
 #include "version.h"
@@ -108,18 +107,10 @@ static void on_progress(const char *stage)
 static int write_quick_map(const char *dir, const struct nt_map *m)
 {
 	char path[4096];
-	FILE *f;
-	int ret;
 
 	if (snprintf(path, sizeof(path), "%s/%s.json", dir, m->gpu.uuid) >= (int)sizeof(path))
 		return error("--output: path too long");
-	f = fopen(path, "wx");
-	if (!f)
-		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
-	ret = nt_map_write_json(f, m, 1);
-	if (fclose(f) || ret)
-		return error("cannot write '%s'", path);
-	return 0;
+	return map_write_new_json(path, m);
 }
 
 static int identify(struct nt_cuda *cu, int d, struct nt_map **cands, int n, int threshold,

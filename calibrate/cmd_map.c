@@ -184,6 +184,19 @@ static int map_list(int argc, char **argv, const char *store_path)
 	return r ? error("%s", err.msg) : 0;
 }
 
+int map_write_new_json(const char *path, const struct nt_map *m)
+{
+	FILE *f = fopen(path, "wx");
+	int ret;
+
+	if (!f)
+		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
+	ret = nt_map_write_json(f, m, 1);
+	if (fclose(f) || ret)
+		return error("cannot write '%s'", path);
+	return 0;
+}
+
 /* Dies saying why fopen(path, "wx") failed, from errno. */
 static _Noreturn void cannot_create(const char *path)
 {

@@ -28,6 +28,10 @@ struct nt_map *map_load_spec(const char *spec, const char *store_path);
 int map_common_option(int o, const char *sub_usage, const char *cmd, char **argv,
 		      const char **store_path);
 
+/* m as pretty JSON in a new file at path (never over an existing one);
+ * 0, or -1 after error() has said why. */
+int map_write_new_json(const char *path, const struct nt_map *m);
+
 int map_fit(int argc, char **argv, const char *store_path);
 int map_diff(int argc, char **argv, const char *store_path);
 

@@ -7,36 +7,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, struct nt_err *err)
+/* |a - b - offset| per SM, offset the median difference, in a new array
+ * of a->n_sm (NAN where either map lacks the SM); NULL with a message. */
+static double *residuals(const struct nt_map *a, const struct nt_map *b, struct nt_err *err)
 {
-	int n, used = 0, tpcs = 0, ret = -1;
-	double *delta = NULL, offset, sum = 0;
+	double *delta, offset;
+	int n, used = 0;
 
-	if (!a || !b || !d)
-		return nt_err_set(err, "fingerprint distance: no map");
+	if (!a || !b)
+		return nt_err_set(err, "fingerprint: no map"), NULL;
 	if (a->n_sm != b->n_sm)
 		return nt_err_set(err, "cannot compare maps of different SM counts: %s has %d SMs, %s has %d",
-				  a->gpu.uuid, a->n_sm, b->gpu.uuid, b->n_sm);
+				  a->gpu.uuid, a->n_sm, b->gpu.uuid, b->n_sm), NULL;
 	n = a->n_sm;
 	delta = malloc(sizeof(*delta) * (size_t)(n > 0 ? n : 1));
-	if (!delta) {
-		nt_err_set(err, "fingerprint distance: out of memory");
-		goto out;
-	}
+	if (!delta)
+		return nt_err_set(err, "fingerprint: out of memory"), NULL;
 	for (int i = 0; i < n; i++) {
 		delta[i] = isnan(a->chain[i]) || isnan(b->chain[i]) ? NAN : a->chain[i] - b->chain[i];
 		used += !isnan(delta[i]);
 	}
-	if (!used) {
-		nt_err_set(err, "cannot compare %s and %s: no SM is measured in both maps", a->gpu.uuid,
-			   b->gpu.uuid);
-		goto out;
-	}
-	offset = nt_median(delta, n);
+	offset = used ? nt_median(delta, n) : NAN;
 	if (isnan(offset)) {
-		nt_err_set(err, "fingerprint distance: out of memory");
-		goto out;
+		nt_err_set(err, used ? "fingerprint: out of memory"
+				     : "cannot compare %s and %s: no SM is measured in both maps",
+			   a->gpu.uuid, b->gpu.uuid);
+		free(delta);
+		return NULL;
 	}
+	for (int i = 0; i < n; i++)
+		delta[i] = fabs(delta[i] - offset);
+	return delta;
+}
+
+int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, struct nt_err *err)
+{
+	int n, tpcs = 0;
+	double *delta, sum = 0;
+
+	if (!d)
+		return nt_err_set(err, "fingerprint distance: no result");
+	if (!(delta = residuals(a, b, err)))
+		return -1;
+	n = a->n_sm;
 	/* delta becomes z in place: |delta - offset| / scale. */
 	for (int i = 0; i < n; i++) {
 		double s = NT_FP_NOISE_FLOOR;
@@ -47,7 +60,7 @@ int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, st
 			s = a->noise[i];
 		if (b->noise && b->noise[i] > s)
 			s = b->noise[i];
-		delta[i] = fabs(delta[i] - offset) / s;
+		delta[i] /= s;
 	}
 	/* One value per TPC: a real difference moves both of its SMs, a
 	 * glitch usually one. */
@@ -60,45 +73,26 @@ int nt_fp_distance(const struct nt_map *a, const struct nt_map *b, double *d, st
 		tpcs++;
 	}
 	*d = sum / tpcs;
-	ret = 0;
-out:
 	free(delta);
-	return ret;
+	return 0;
 }
 
 int nt_fp_signature(const struct nt_map *a, const struct nt_map *b, int *differ, struct nt_err *err)
 {
-	double *delta, offset;
-	int n, used = 0;
+	double *r;
 
-	if (!a || !b || !differ)
-		return nt_err_set(err, "fingerprint signature: no map");
-	if (a->n_sm != b->n_sm)
-		return nt_err_set(err, "cannot compare maps of different SM counts: %s has %d SMs, %s has %d",
-				  a->gpu.uuid, a->n_sm, b->gpu.uuid, b->n_sm);
-	n = a->n_sm;
-	delta = malloc(sizeof(*delta) * (size_t)(n > 0 ? n : 1));
-	if (!delta)
-		return nt_err_set(err, "fingerprint signature: out of memory");
-	for (int i = 0; i < n; i++) {
-		delta[i] = isnan(a->chain[i]) || isnan(b->chain[i]) ? NAN : a->chain[i] - b->chain[i];
-		used += !isnan(delta[i]);
-	}
-	offset = used ? nt_median(delta, n) : NAN;
-	if (isnan(offset)) {
-		free(delta);
-		return nt_err_set(err, "cannot compare %s and %s: no SM is measured in both maps", a->gpu.uuid,
-				  b->gpu.uuid);
-	}
+	if (!differ)
+		return nt_err_set(err, "fingerprint signature: no result");
+	if (!(r = residuals(a, b, err)))
+		return -1;
 	*differ = 0;
-	for (int k = 0; 2 * k < n; k++) {
-		double z0 = fabs(delta[2 * k] - offset);
-		double z1 = 2 * k + 1 < n ? fabs(delta[2 * k + 1] - offset) : NAN;
+	for (int k = 0; 2 * k < a->n_sm; k++) {
+		double z0 = r[2 * k], z1 = 2 * k + 1 < a->n_sm ? r[2 * k + 1] : NAN;
 		double t = isnan(z0) ? z1 : isnan(z1) ? z0 : fmin(z0, z1);
 
 		*differ += t > NT_FP_SIG_CYCLES;
 	}
-	free(delta);
+	free(r);
 	return 0;
 }
 

@@ -2,29 +2,9 @@
 // full occupancy, FMAs on data streamed through the L2 from DRAM, for a
 // bounded time per launch.
 #include "load.h"
+#include "sreg.cuh"
 
 typedef unsigned long long u64;
-
-__device__ __forceinline__ u64 clk(void)
-{
-	u64 c;
-	asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
-	return c;
-}
-
-__device__ __forceinline__ u64 gtime(void)
-{
-	u64 t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-	return t;
-}
-
-__device__ __forceinline__ unsigned smid(void)
-{
-	unsigned s;
-	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-	return s;
-}
 
 // depth dependent FMAs on each component.  x -> x * m + c converges to
 // c / (1 - m) = 1 from any start, so values stay finite and normal; the

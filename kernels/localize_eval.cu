@@ -3,22 +3,9 @@
 // records %smid beside its answer as the truth.
 #include "localize_eval.h"
 #include "nucatrace/localize.cuh"
+#include "sreg.cuh"
 
 typedef unsigned long long u64;
-
-__device__ __forceinline__ unsigned smid(void)
-{
-	unsigned s;
-	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-	return s;
-}
-
-__device__ __forceinline__ u64 gtime(void)
-{
-	u64 t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-	return t;
-}
 
 // calibrate's queue (kernels/probe.cu): one block at a time.
 __device__ unsigned take_ticket(unsigned *t)

@@ -2,29 +2,9 @@
 // block walks dependent ld.global.cg loads (L1 bypassed, so every load
 // is an L2 access) and times them with %clock64.
 #include "probe.h"
+#include "sreg.cuh"
 
 typedef unsigned long long u64;
-
-__device__ __forceinline__ unsigned smid(void)
-{
-	unsigned s;
-	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-	return s;
-}
-
-__device__ __forceinline__ u64 clk(void)
-{
-	u64 c;
-	asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
-	return c;
-}
-
-__device__ __forceinline__ u64 gtime(void)
-{
-	u64 t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-	return t;
-}
 
 __device__ __forceinline__ u64 ld_cg(u64 p)
 {
