@@ -14,10 +14,9 @@ static const char usage[] = "nucatrace map diff SPEC_A SPEC_B [--json] [--store 
 
 /* An SM differs when |delta - offset| exceeds FACTOR times its noise
  * floor: the larger run-to-run |delta| of the two maps, never below
- * MIN_FLOOR (a map without a noise part gets DEFAULT_FLOOR). */
+ * NT_MAP_MIN_FLOOR (nt_map_noise_floor(); a map without a noise part
+ * gets NT_MAP_DEFAULT_FLOOR). */
 #define FACTOR 3.0
-#define MIN_FLOOR 0.05
-#define DEFAULT_FLOOR 0.25
 
 struct diff {
 	int n, beyond;
@@ -26,18 +25,6 @@ struct diff {
 	double *delta, *floor;
 };
 
-static double floor_of(const struct nt_map *a, const struct nt_map *b, int s)
-{
-	double f = -1;
-
-	if (a->noise && !isnan(a->noise[s]))
-		f = a->noise[s];
-	if (b->noise && !isnan(b->noise[s]) && b->noise[s] > f)
-		f = b->noise[s];
-	if (f < 0)
-		return DEFAULT_FLOOR;
-	return f < MIN_FLOOR ? MIN_FLOOR : f;
-}
 
 static void compute(const struct nt_map *a, const struct nt_map *b, struct diff *d)
 {
@@ -50,7 +37,7 @@ static void compute(const struct nt_map *a, const struct nt_map *b, struct diff 
 		die("out of memory");
 	for (int s = 0; s < d->n; s++) {
 		d->delta[s] = b->chain[s] - a->chain[s];
-		d->floor[s] = floor_of(a, b, s);
+		d->floor[s] = nt_map_noise_floor(a, b, s);
 	}
 	d->offset = nt_median(d->delta, d->n);
 	d->r = nt_pearson(a->chain, b->chain, d->n);

@@ -141,6 +141,19 @@ static int sorted_values(const double *v, int n, double **out)
 	return k;
 }
 
+double nt_map_noise_floor(const struct nt_map *a, const struct nt_map *b, int s)
+{
+	double f = -1;
+
+	if (a->noise && !isnan(a->noise[s]))
+		f = a->noise[s];
+	if (b->noise && !isnan(b->noise[s]) && b->noise[s] > f)
+		f = b->noise[s];
+	if (f < 0)
+		return NT_MAP_DEFAULT_FLOOR;
+	return f < NT_MAP_MIN_FLOOR ? NT_MAP_MIN_FLOOR : f;
+}
+
 double nt_median(const double *v, int n)
 {
 	double *t, med = NAN;

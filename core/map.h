@@ -126,4 +126,11 @@ void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s);
  * NAN when none. */
 double nt_median(const double *v, int n);
 
+/* The noise floor of SM s when maps a and b are compared (map diff,
+ * stability): the larger of their noise at s, never below NT_MAP_MIN_FLOOR;
+ * NT_MAP_DEFAULT_FLOOR when neither has a noise value there. */
+#define NT_MAP_MIN_FLOOR 0.05		/* cycles */
+#define NT_MAP_DEFAULT_FLOOR 0.25	/* cycles */
+double nt_map_noise_floor(const struct nt_map *a, const struct nt_map *b, int s);
+
 #endif

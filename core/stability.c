@@ -96,18 +96,6 @@ static void theil_sen(const double *x, const double *y, int n, double *tmp, doub
 	*a = nt_median(tmp, n);
 }
 
-static double floor_of(const struct nt_map *ref, const struct nt_map *m, int s)
-{
-	double f = -1;
-
-	if (ref->noise && !isnan(ref->noise[s]))
-		f = ref->noise[s];
-	if (m->noise && !isnan(m->noise[s]) && m->noise[s] > f)
-		f = m->noise[s];
-	if (f < 0)
-		return NT_STAB_DEFAULT_FLOOR;
-	return f < NT_STAB_MIN_FLOOR ? NT_STAB_MIN_FLOOR : f;
-}
 
 static void map_stats(const struct nt_map *m, struct nt_stab_row *w)
 {
@@ -145,7 +133,7 @@ static void tally_sms(const struct nt_stab_input *in, const struct nt_stab_resul
 			double v = affine ? m->chain[s] - w->intercept - w->scale * ref->chain[s]
 					  : w->resid[s];
 
-			if (isnan(v) || !(fabs(v) > NT_STAB_FACTOR * floor_of(ref, m, s)))
+			if (isnan(v) || !(fabs(v) > NT_STAB_FACTOR * nt_map_noise_floor(ref, m, s)))
 				continue;
 			tally[s].maps++;
 			tally[s].phases |= 1u << in[i].phase;
@@ -332,7 +320,7 @@ static int compare(const struct nt_stab_input *in, struct nt_stab_result *r, int
 		w->resid[s] -= w->offset;
 		if (isnan(w->resid[s]))
 			continue;
-		f = NT_STAB_FACTOR * floor_of(ref, m, s);
+		f = NT_STAB_FACTOR * nt_map_noise_floor(ref, m, s);
 		a = m->chain[s] - w->intercept - w->scale * ref->chain[s];
 		if (w->max_sm < 0 || fabs(w->resid[s]) > w->max_abs)
 			w->max_abs = fabs(w->resid[s]), w->max_sm = s;

@@ -87,8 +87,8 @@ const char *nt_stab_phase_name(int phase);
 #define NT_STAB_MAX_MAPS (4 + NT_STAB_MAX_LOAD_MAPS + 6)
 
 #define NT_STAB_FACTOR 3.0		/* beyond: |resid| > FACTOR x floor (as map diff) */
-#define NT_STAB_MIN_FLOOR 0.05		/* cycles (as map diff and fingerprint) */
-#define NT_STAB_DEFAULT_FLOOR 0.25	/* cycles, maps without a noise part (as map diff) */
+#define NT_STAB_MIN_FLOOR NT_MAP_MIN_FLOOR	/* cycles (as map diff and fingerprint) */
+#define NT_STAB_DEFAULT_FLOOR NT_MAP_DEFAULT_FLOOR	/* maps without a noise part (as map diff) */
 #define NT_STAB_BUSY_NOISE 1.0		/* median noise of a busy GPU's map (as calibrate) */
 #define NT_STAB_MIN_REPEATS 2		/* maps an SM must be beyond in to have moved */
 #define NT_STAB_TS_MIN_DX 1.0		/* cycles between two SMs for a Theil-Sen slope */
