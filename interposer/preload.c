@@ -152,17 +152,19 @@ static int names_us(const char *inj, const char *self)
 __attribute__((constructor)) static void on_load(void)
 {
 	const char *inj = getenv("CUDA_INJECTION64_PATH"), *mode = getenv("NUCATRACE_MODE");
+	char self[PATH_MAX];
 	int saved = errno;
 	Dl_info info;
 
 	if (mode && !strcmp(mode, "off"))
 		goto out;
-	if (!dladdr((void *)on_load, &info) || !info.dli_fname || info.dli_fname[0] != '/') {
+	/* An absolute path: the program may change folders before cuInit. */
+	if (!dladdr((void *)on_load, &info) || !info.dli_fname || !realpath(info.dli_fname, self)) {
 		pthread_once(&once, init);	/* cannot name ourselves to the driver */
 	} else if (!inj || !*inj) {
-		if (setenv("CUDA_INJECTION64_PATH", info.dli_fname, 1))
+		if (setenv("CUDA_INJECTION64_PATH", self, 1))
 			pthread_once(&once, init);
-	} else if (!names_us(inj, info.dli_fname)) {
+	} else if (!names_us(inj, self)) {
 		nt_warn("another CUDA tool is attached (CUDA_INJECTION64_PATH=%s); not tracing", inj);
 	}
 out:
