@@ -1,6 +1,7 @@
 /*
  * maptest.h - what the map tests share: a sample map with awkward
- * values, a field-by-field comparison, and scratch files.
+ * values, a field-by-field comparison, scratch files, and the real maps
+ * of tests/data/maps.
  *
  * Include after <cmocka.h>.  Each test binary is built from one .c file,
  * so these are static; unused ones are fine.
@@ -10,6 +11,7 @@
 
 #include "map.h"
 #include "mapfields.h"
+#include "mapio.h"
 
 #include <ftw.h>
 #include <math.h>
@@ -21,6 +23,23 @@
 #include <sqlite3.h>
 
 #define TEST_HELPER static __attribute__((unused))
+
+/* The real map tests/data/maps/h200-<name>.json (under $NT_TEST_DATA):
+ * a new map, or NULL after printing why. */
+TEST_HELPER struct nt_map *real_map(const char *name)
+{
+	const char *dir = getenv("NT_TEST_DATA");
+	struct nt_map *m = NULL;
+	struct nt_err err;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/maps/h200-%s.json", dir ? dir : "tests/data", name);
+	if (nt_map_read_json(path, &m, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return NULL;
+	}
+	return m;
+}
 
 /* A map of n_sm SMs with the given parts, every field set, values that
  * need all 17 digits, and a few NAN cells.  seed varies the values. */

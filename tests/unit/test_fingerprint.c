@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "fingerprint.h"
-#include "mapio.h"
+#include "maptest.h"
 
 static const char *const files[] = {
 	"af5e0b1a-a", "af5e0b1a-b", "707dd6a3-a", "707dd6a3-b", "2cf08462-a", "2cf08462-b",
@@ -42,19 +42,10 @@ static int same_gpu(int i, int j)
 
 static int load_all(void **state)
 {
-	const char *dir = getenv("NT_TEST_DATA");
-
 	(void)state;
-	for (int i = 0; i < N_MAPS; i++) {
-		struct nt_err err;
-		char path[512];
-
-		snprintf(path, sizeof(path), "%s/maps/h200-%s.json", dir ? dir : "tests/data", files[i]);
-		if (nt_map_read_json(path, &maps[i], &err)) {
-			fprintf(stderr, "%s\n", err.msg);
+	for (int i = 0; i < N_MAPS; i++)
+		if (!(maps[i] = real_map(files[i])))
 			return -1;
-		}
-	}
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "localize.h"
-#include "mapio.h"
+#include "maptest.h"
 
 static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462", "d81de1c0", "67ec3211", "ec165f43" };
 #define N_GPUS 6
@@ -28,21 +28,17 @@ static struct nt_loc_plan plans[N_GPUS];
 
 static int load_all(void **state)
 {
-	const char *dir = getenv("NT_TEST_DATA");
 	struct nt_loc_opts o;
 	struct nt_err err;
 
 	(void)state;
 	nt_loc_defaults(&o);
 	for (int i = 0; i < N_MAPS; i++) {
-		char path[512];
+		char name[32];
 
-		snprintf(path, sizeof(path), "%s/maps/h200-%s-%c.json", dir ? dir : "tests/data",
-			 gpus[i / 2], "ab"[i % 2]);
-		if (nt_map_read_json(path, &maps[i], &err)) {
-			fprintf(stderr, "%s\n", err.msg);
+		snprintf(name, sizeof(name), "%s-%c", gpus[i / 2], "ab"[i % 2]);
+		if (!(maps[i] = real_map(name)))
 			return -1;
-		}
 	}
 	for (int g = 0; g < N_GPUS; g++)
 		if (nt_loc_build(maps[2 * g], &o, &tables[g], &plans[g], &err)) {

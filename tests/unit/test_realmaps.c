@@ -25,14 +25,13 @@ static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462", "d81de1c
 
 static struct nt_map *load(const char *gpu, char run)
 {
-	const char *dir = getenv("NT_TEST_DATA");
-	struct nt_map *m = NULL;
-	struct nt_err err;
-	char path[512];
+	char name[64];
+	struct nt_map *m;
 
-	snprintf(path, sizeof(path), "%s/maps/h200-%s-%c.json", dir ? dir : "tests/data", gpu, run);
-	if (nt_map_read_json(path, &m, &err))
-		fail_msg("%s", err.msg);
+	snprintf(name, sizeof(name), "%s-%c", gpu, run);
+	m = real_map(name);
+	if (!m)
+		fail_msg("cannot read the map %s", name);
 	return m;
 }
 

@@ -11,33 +11,21 @@
 
 #include <cmocka.h>
 
-#include "mapio.h"
+#include "maptest.h"
 #include "jsonread.h"
 #include "stability.h"
 
 static struct nt_map *af_a, *af_b, *d8_a, *d8_b, *ec_a;
 
-static struct nt_map *load(const char *name)
-{
-	const char *dir = getenv("NT_TEST_DATA");
-	struct nt_map *m = NULL;
-	struct nt_err err;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/maps/h200-%s.json", dir ? dir : "tests/data", name);
-	if (nt_map_read_json(path, &m, &err))
-		fprintf(stderr, "%s\n", err.msg);
-	return m;
-}
 
 static int load_all(void **state)
 {
 	(void)state;
-	af_a = load("af5e0b1a-a");
-	af_b = load("af5e0b1a-b");
-	d8_a = load("d81de1c0-a");
-	d8_b = load("d81de1c0-b");
-	ec_a = load("ec165f43-a");
+	af_a = real_map("af5e0b1a-a");
+	af_b = real_map("af5e0b1a-b");
+	d8_a = real_map("d81de1c0-a");
+	d8_b = real_map("d81de1c0-b");
+	ec_a = real_map("ec165f43-a");
 	return af_a && af_b && d8_a && d8_b && ec_a ? 0 : -1;
 }
 
