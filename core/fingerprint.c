@@ -102,6 +102,25 @@ int nt_fp_signature(const struct nt_map *a, const struct nt_map *b, int *differ,
  * An identity's figures are those of its closest map.  Only the
  * candidates' UUIDs are read, never the identified map's.
  */
+/* Is candidate j nearer than k (k < 0: none yet)?  Within the signature
+ * threshold beats outside it; within it, the smaller fine distance;
+ * outside it, fewer differing TPCs, then the fine distance (for "what
+ * came closest"). */
+static int nearer(const int *sig, const double *d, int j, int k, int threshold)
+{
+	int in_j, in_k;
+
+	if (k < 0)
+		return 1;
+	in_j = sig[j] <= threshold;
+	in_k = sig[k] <= threshold;
+	if (in_j != in_k)
+		return in_j;
+	if (in_j || sig[j] == sig[k])
+		return d[j] < d[k];
+	return sig[j] < sig[k];
+}
+
 static void select_match(const int *sig, const double *d, const char *const *uuid, int n, int threshold,
 			 struct nt_fp_match *out)
 {
@@ -112,42 +131,20 @@ static void select_match(const int *sig, const double *d, const char *const *uui
 	out->confidence = 0;
 	out->unknown = 1;
 	out->threshold = threshold;
-	/* best: among the maps within the signature threshold, the nearest
-	 * by the fine distance; failing that, the one of fewest differing
-	 * TPCs (for "what came closest"). */
-	for (int j = 0; j < n; j++) {
-		int in_j, in_b;
-
-		if (sig[j] < 0)
-			continue;
-		in_j = sig[j] <= threshold;
-		in_b = out->best >= 0 && sig[out->best] <= threshold;
-		if (out->best < 0 || (in_j && !in_b) ||
-		    (in_j == in_b && (in_j ? d[j] < out->best_d
-				      : sig[j] < out->best_sig || (sig[j] == out->best_sig && d[j] < out->best_d)))) {
+	for (int j = 0; j < n; j++)
+		if (sig[j] >= 0 && nearer(sig, d, j, out->best, threshold))
 			out->best = j;
-			out->best_d = d[j];
-			out->best_sig = sig[j];
-		}
-	}
 	if (out->best < 0)
 		return;
 	/* second: the nearest other identity, by the same order. */
-	for (int j = 0; j < n; j++) {
-		int in_j, in_s;
-
-		if (sig[j] < 0 || !strcmp(uuid[j], uuid[out->best]))
-			continue;
-		in_j = sig[j] <= threshold;
-		in_s = out->second >= 0 && sig[out->second] <= threshold;
-		if (out->second < 0 || (in_j && !in_s) ||
-		    (in_j == in_s && (in_j ? d[j] < out->second_d
-				      : sig[j] < out->second_sig ||
-						(sig[j] == out->second_sig && d[j] < out->second_d)))) {
+	for (int j = 0; j < n; j++)
+		if (sig[j] >= 0 && strcmp(uuid[j], uuid[out->best]) && nearer(sig, d, j, out->second, threshold))
 			out->second = j;
-			out->second_d = d[j];
-			out->second_sig = sig[j];
-		}
+	out->best_d = d[out->best];
+	out->best_sig = sig[out->best];
+	if (out->second >= 0) {
+		out->second_d = d[out->second];
+		out->second_sig = sig[out->second];
 	}
 	out->unknown = out->best_sig > threshold;
 	if (out->unknown)

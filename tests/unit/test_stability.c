@@ -17,7 +17,6 @@
 
 static struct nt_map *af_a, *af_b, *d8_a, *d8_b, *ec_a;
 
-
 static int load_all(void **state)
 {
 	(void)state;
