@@ -58,7 +58,6 @@ struct mode_stats {
 	double *probe, *total, *fit;
 	struct nt_loc_result *res;	/* each probe's answer and values (JSON "probes") */
 	int *truth;			/* its %smid */
-	int n_line_for_json;		/* lines of the table, for "probes" */
 };
 
 /* The options into c: 0, or 1 when --help was asked for (and printed). */
@@ -220,7 +219,7 @@ static void print_row(const struct mode_stats *ms)
 		printf(" %8s %8s\n", "-", "-");
 }
 
-static void json_mode(struct nt_json *j, const struct mode_stats *ms)
+static void json_mode(struct nt_json *j, const struct mode_stats *ms, const struct nt_loc_table *t)
 {
 	const struct nt_loc_score *s = &ms->score;
 
@@ -243,7 +242,7 @@ static void json_mode(struct nt_json *j, const struct mode_stats *ms)
 		nt_json_kv_int(j, "moved", ms->moved);
 		nt_json_kv_int(j, "missing", ms->missing);
 	}
-	if (ms->res && ms->n_line_for_json > 0) {
+	if (ms->res) {
 		/* every probe: %smid, the answer, its fit, then the cycles per
 		 * load measured on each line of the table */
 		nt_json_key(j, "probes");
@@ -254,9 +253,9 @@ static void json_mode(struct nt_json *j, const struct mode_stats *ms)
 			row[0] = ms->truth[p];
 			row[1] = ms->res[p].sm;
 			row[2] = ms->res[p].fit;
-			for (int k = 0; k < ms->n_line_for_json; k++)
+			for (int k = 0; k < t->n_line; k++)
 				row[3 + k] = ms->res[p].x[k];
-			nt_json_double_array(j, row, 3 + ms->n_line_for_json);
+			nt_json_double_array(j, row, 3 + t->n_line);
 		}
 		nt_json_end_array(j);
 	}
@@ -326,7 +325,7 @@ static int eval_rows(const struct loc_cmd *c)
 		nt_json_kv_str(&j, "rows_uuid", b->gpu.uuid);
 		nt_json_key(&j, "modes");
 		nt_json_begin_array(&j);
-		json_mode(&j, &ms);
+		json_mode(&j, &ms, t);
 		nt_json_end_array(&j);
 		nt_json_end_object(&j);
 		if (nt_json_finish(&j)) {
@@ -440,11 +439,10 @@ static int run_device(const struct loc_cmd *c, struct nt_cuda *cu, int d, const 
 		nt_json_kv_double(js, "probe_bias_cycles", nt_loc_gpu_bias(gpu));
 		nt_json_kv_int(js, "rounds", c->rounds);
 		json_table(js, m, t);
-		ms[0].n_line_for_json = ms[1].n_line_for_json = t->n_line;
 		nt_json_key(js, "modes");
 		nt_json_begin_array(js);
-		json_mode(js, &ms[0]);
-		json_mode(js, &ms[1]);
+		json_mode(js, &ms[0], t);
+		json_mode(js, &ms[1], t);
 		nt_json_end_array(js);
 		nt_json_end_object(js);
 	} else {
