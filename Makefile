@@ -26,7 +26,10 @@ GENCODE  ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm
             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
 
-CORE_SRC   := $(wildcard core/*.c)
+# core/ in layers, lowest first: a file includes headers of its own layer
+# and of the layers before it, never after (tests/lint/layers.sh checks).
+CORE_LAYERS := util map gpu trace analysis report
+CORE_SRC   := $(foreach l,$(CORE_LAYERS),$(wildcard core/$(l)/*.c))
 CMD_SRC    := $(wildcard calibrate/*.c reports/*.c interposer/cmd_*.c)
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ    := $(CMD_SRC:%.c=$(BUILD)/%.o)
@@ -37,7 +40,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3
 
-.PHONY: deps deps-html bench-report all test test-unit test-cli test-html test-gpu bench asan install demo clean
+.PHONY: deps deps-html bench-report all test test-lint test-unit test-cli test-html test-gpu bench asan install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
@@ -133,14 +136,16 @@ $(BUILD)/tests/print_errno: tests/fault/print_errno.c
 $(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c interposer/sanitizer.def interposer/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $<
-$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/cudrv.def
+$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/gpu/cudrv.def
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
-$(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/cudrv.def
+$(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/gpu/cudrv.def
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
 
 test: test-unit test-cli
+test-lint:
+	@CORE_LAYERS='$(CORE_LAYERS)' tests/lint/layers.sh
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
 test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA)

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "usage.h"
-#include "version.h"
+#include "util/version.h"
 
 struct command {
 	const char *name;

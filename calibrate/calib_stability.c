@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nvml.h"
+#include "gpu/nvml.h"
 #include "usage.h"
 
 /* The load runs in slices of this much wall time; between slices the

@@ -5,7 +5,7 @@
  *
  * cmd_calibrate.c parses the options and loads the driver, then hands
  * over to calibrate_stability() (calib_stability.c: the run on the GPU).
- * The schedule and the analysis are core/stability.c; the printers are
+ * The schedule and the analysis are core/analysis/stability.c; the printers are
  * stability_print.c.
  */
 #ifndef NT_CALIB_STABILITY_H
@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "calib.h"
-#include "json.h"
-#include "loadgen.h"
-#include "stability.h"
+#include "gpu/calib.h"
+#include "util/json.h"
+#include "gpu/loadgen.h"
+#include "analysis/stability.h"
 
 struct stability_cmd {
 	double minutes;

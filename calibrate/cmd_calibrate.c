@@ -8,16 +8,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "calib.h"
+#include "gpu/calib.h"
 #include "calib_stability.h"
 #include "commands.h"
-#include "json.h"
+#include "util/json.h"
 #include "map_cmds.h"
-#include "parse.h"
-#include "store.h"
-#include "summary.h"
+#include "util/parse.h"
+#include "map/store.h"
+#include "analysis/summary.h"
 #include "usage.h"
-#include "version.h"
+#include "util/version.h"
 
 static const char usage[] =
 	"nucatrace calibrate [--device N|all] [--store PATH | --no-store] [--output PATH]\n"

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib.h"
+#include "gpu/calib.h"
 #include "commands.h"
-#include "fingerprint.h"
+#include "analysis/fingerprint.h"
 #include "map_cmds.h"
-#include "store.h"
+#include "map/store.h"
 #include "usage.h"
-#include "version.h"
+#include "util/version.h"
 
 #include <sys/stat.h>
 
@@ -23,7 +23,7 @@ static const char usage[] =
 
 static const char help[] =
 	"Measure a quick map (the chain map twice, about a second) of each GPU and find\n"
-	"the stored GPUs it matches.  Two levels (core/fingerprint.h, docs/fingerprint.md):\n"
+	"the stored GPUs it matches.  Two levels (core/analysis/fingerprint.h, docs/fingerprint.md):\n"
 	"the signature, how many TPCs (SM pairs) differ by more than %.0f cycles once a\n"
 	"global offset is removed, tells chips apart whose disabled units differ; the\n"
 	"fine distance, noise-scaled differences on every SM, ranks the GPUs that share\n"

@@ -1,5 +1,5 @@
 /* nucatrace localize: how well a kernel can tell which SM it runs on
- * from a short L2 latency probe (core/localize.h, docs/localize.md). */
+ * from a short L2 latency probe (core/analysis/localize.h, docs/localize.md). */
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -8,13 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "calib.h"
+#include "gpu/calib.h"
 #include "commands.h"
-#include "json.h"
-#include "localize.h"
+#include "util/json.h"
+#include "analysis/localize.h"
 #include "map_cmds.h"
-#include "parse.h"
-#include "store.h"
+#include "util/parse.h"
+#include "map/store.h"
 #include "usage.h"
 
 #include "kernels/localize_eval.h"

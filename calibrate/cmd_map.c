@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "heatmap.h"
-#include "json.h"
+#include "map/heatmap.h"
+#include "util/json.h"
 #include "map_cmds.h"
-#include "mapio.h"
-#include "store.h"
-#include "summary.h"
+#include "map/mapio.h"
+#include "map/store.h"
+#include "analysis/summary.h"
 #include "usage.h"
 
 static const char usage[] =

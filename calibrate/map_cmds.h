@@ -10,7 +10,7 @@
 #ifndef NT_MAP_CMDS_H
 #define NT_MAP_CMDS_H
 
-#include "map.h"
+#include "map/map.h"
 
 /* Load the map a SPEC names; dies with a clear message when it cannot.
  * store_path may be NULL (the default store). */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "util/json.h"
 #include "map_cmds.h"
-#include "structure.h"
+#include "analysis/structure.h"
 #include "usage.h"
 
 static const char usage[] = "nucatrace map diff SPEC_A SPEC_B [--json] [--store PATH]";

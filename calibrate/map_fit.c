@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "heatmap.h"
-#include "json.h"
+#include "map/heatmap.h"
+#include "util/json.h"
 #include "map_cmds.h"
-#include "model.h"
-#include "structure.h"
+#include "analysis/model.h"
+#include "analysis/structure.h"
 #include "usage.h"
 
 static const char usage[] =

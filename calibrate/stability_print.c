@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "version.h"
+#include "util/version.h"
 
 #define WIDTH 100
 

@@ -13,7 +13,7 @@
 #define NT_BACKEND_H
 
 #include "collector.h"
-#include "err.h"
+#include "util/err.h"
 
 struct nt_backend {
 	const char *name;

@@ -27,7 +27,7 @@
 
 #include "backend.h"
 #include "collector.h"
-#include "cudrv.h"
+#include "gpu/cudrv.h"
 #include "kattrs.h"
 #include "sanitizer_abi.h"
 

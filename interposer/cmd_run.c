@@ -9,12 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "calib.h"
-#include "parse.h"
+#include "gpu/calib.h"
+#include "util/parse.h"
 #include "usage.h"
-#include "version.h"
+#include "util/version.h"
 #include "commands.h"
-#include "store.h"
+#include "map/store.h"
 
 static const char usage[] =
 	"nucatrace run [--mode blocks|kernels|auto|off] [--sample POLICY] [--output-dir DIR]\n"

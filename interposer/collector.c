@@ -14,8 +14,8 @@
 
 #include <uthash.h>
 
-#include "demangle.h"
-#include "sampling.h"
+#include "util/demangle.h"
+#include "trace/sampling.h"
 #include "sink.h"
 
 #include <pthread.h>

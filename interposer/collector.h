@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 #include "kernels/blockrec.h"
 
 struct nt_config {

@@ -1,6 +1,6 @@
 /*
  * kattrs.h - static attributes of every kernel the program loaded, from
- * the cubins its modules were made of (core/cubin.h), by mangled name.
+ * the cubins its modules were made of (core/trace/cubin.h), by mangled name.
  *
  * Backends call nt_kattrs_add_module() from their module-load callback
  * (the image is only valid during that call); the trace writer asks
@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "cubin.h"
+#include "trace/cubin.h"
 
 /* 0, or -1 when the image is not a cubin we can read (not an error for
  * the program: its kernels just get no attributes). */

@@ -36,7 +36,7 @@
 
 #include "backend.h"
 #include "collector.h"
-#include "sampling.h"
+#include "trace/sampling.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const struct nt_backend *backend;

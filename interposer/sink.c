@@ -14,14 +14,14 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "calib.h"
-#include "cudrv.h"
-#include "demangle.h"
+#include "gpu/calib.h"
+#include "gpu/cudrv.h"
+#include "util/demangle.h"
 #include "kattrs.h"
-#include "occupancy.h"
-#include "store.h"
-#include "trace.h"
-#include "trace_name.h"
+#include "gpu/occupancy.h"
+#include "map/store.h"
+#include "trace/trace.h"
+#include "trace/trace_name.h"
 
 /* Commit at least this often, so a crash loses at most this much. */
 #define COMMIT_EVERY_S 1.0

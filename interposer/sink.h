@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "collector.h"
-#include "err.h"
+#include "util/err.h"
 
 struct nt_sink;
 

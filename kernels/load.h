@@ -1,5 +1,5 @@
 /*
- * load.h - what the host (core/loadgen.c) and the load kernel
+ * load.h - what the host (core/gpu/loadgen.c) and the load kernel
  * (load.cu) share.
  *
  * The load kernel heats the whole GPU for `calibrate --stability`: it is

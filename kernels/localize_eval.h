@@ -1,5 +1,5 @@
 /*
- * localize_eval.h - what the host (core/localize_gpu.c) and the kernels
+ * localize_eval.h - what the host (core/analysis/localize_gpu.c) and the kernels
  * of `nucatrace localize --eval` (localize_eval.cu) share.
  *
  * Both kernels are launched with one warp per block and enough dynamic

@@ -9,9 +9,9 @@
 #include "calibrate/map_cmds.h"
 #include "commands.h"
 #include "format.h"
-#include "parse.h"
-#include "report.h"
-#include "store.h"
+#include "util/parse.h"
+#include "report/report.h"
+#include "map/store.h"
 #include "usage.h"
 
 static const char usage[] =

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 static FILE *create(const char *dir, const char *name, struct nt_err *err)
 {

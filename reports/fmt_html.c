@@ -19,8 +19,8 @@
 
 #include "fmt_html.h"
 #include "format.h"
-#include "heatmap.h"
-#include "trace.h"
+#include "map/heatmap.h"
+#include "trace/trace.h"
 
 #define MAX_GPUS 64
 

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "heatmap.h"	/* nt_xml_escape: every string from a trace */
-#include "report.h"
+#include "map/heatmap.h"	/* nt_xml_escape: every string from a trace */
+#include "report/report.h"
 
 #define HTML_NAME_CHARS 120	/* of a kernel name in tables and headings */
 

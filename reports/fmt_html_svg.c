@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attrib.h"
+#include "report/attrib.h"
 #include "fmt_html.h"
-#include "heatmap.h"
-#include "trace.h"
+#include "map/heatmap.h"
+#include "trace/trace.h"
 
 #define SCATTER_KERNELS 5
 #define TIMELINE_BLOCKS 20000	/* rects drawn at most */

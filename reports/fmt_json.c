@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "format.h"
-#include "json.h"
+#include "util/json.h"
 
 static void dims(struct nt_json *j, const char *key, const int32_t *d)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "json.h"
-#include "trace.h"
+#include "util/json.h"
+#include "trace/trace.h"
 
 struct pctx {
 	struct nt_json *j;

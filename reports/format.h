@@ -1,14 +1,14 @@
 /*
  * format.h - the report's output formats, one file each (fmt_*.c) behind
  * one struct; cmd_report.c picks them.  A format only prints a built
- * struct nt_report (core/report.h); it computes nothing.
+ * struct nt_report (core/report/report.h); it computes nothing.
  */
 #ifndef NT_FORMAT_H
 #define NT_FORMAT_H
 
 #include <stdio.h>
 
-#include "report.h"
+#include "report/report.h"
 
 struct nt_format_opts {
 	int top;		/* kernels shown in text output; 0: all */

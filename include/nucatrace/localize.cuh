@@ -15,7 +15,7 @@
  *
  * The table is in device memory; the host builds it from a stored map of
  * this GPU and allocates and writes the footprint it points at
- * (core/localize.h: nt_loc_build(), then the lines as nt_loc_gpu_open()
+ * (core/analysis/localize.h: nt_loc_build(), then the lines as nt_loc_gpu_open()
  * writes them; `nucatrace localize --eval` does all of it).
  *
  * What the call does.  Lane 0 times t->n_line single L2 lines, each a

@@ -1,7 +1,7 @@
 /*
  * nucatrace/localize_table.h - what the host hands the self-localisation
  * probe (localize.cuh), and what the probe hands back.  Plain C, shared
- * by the host (core/localize.h builds the table from a stored map) and
+ * by the host (core/analysis/localize.h builds the table from a stored map) and
  * the device (the probe reads it from device memory).
  *
  * The table.  A stored map's line matrix gives, per SM, the L2 hit

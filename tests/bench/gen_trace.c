@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map.h"
-#include "trace.h"
+#include "map/map.h"
+#include "trace/trace.h"
 
 #define N_SM 132
 #define SLOTS 8

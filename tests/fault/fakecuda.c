@@ -35,7 +35,7 @@ static int fake_result(void)
 #define cuLaunchKernel cuLaunchKernel_dropped_for_test
 #endif
 #define cuInit cuInit_in_the_table	/* defined below */
-#include "cudrv.def"
+#include "gpu/cudrv.def"
 #undef cuInit
 
 CUresult cuInit(unsigned int flags)

@@ -9,9 +9,9 @@
 #ifndef NT_MAPTEST_H
 #define NT_MAPTEST_H
 
-#include "map.h"
-#include "mapfields.h"
-#include "mapio.h"
+#include "map/map.h"
+#include "map/mapfields.h"
+#include "map/mapio.h"
 
 #include <ftw.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Unit tests for core/attrib.c: fits of synthetic kernels with a known
+/* Unit tests for core/report/attrib.c: fits of synthetic kernels with a known
  * dependence on latency, the co-residency and wave helpers, and the fit
  * on the H200 traces of tests/data/traces (README there). */
 #include <stdarg.h>
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "attrib.h"
-#include "trace.h"
+#include "report/attrib.h"
+#include "trace/trace.h"
 
 static uint64_t rng_state;
 

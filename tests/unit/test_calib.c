@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "calib.h"
+#include "gpu/calib.h"
 #include "kernels/probe.h"
 
 /* calib.o refers to the probe kernels, which only the nucatrace binary

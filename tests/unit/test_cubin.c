@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/cubin.c on the cubins nvcc builds from
+ * Unit tests for core/trace/cubin.c on the cubins nvcc builds from
  * tests/unit/cubins/kernels.cu ($NT_TEST_CUBIN_DIR/kernels_sm{80,90}.cubin).
  *
  * Register counts and sizes are those of CUDA 13.0's nvcc: ptxas -v
@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cubin.h"
-#include "occupancy.h"
+#include "trace/cubin.h"
+#include "gpu/occupancy.h"
 
 struct image {
 	unsigned char *b;

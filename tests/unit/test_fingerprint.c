@@ -1,4 +1,4 @@
-/* Unit tests for core/fingerprint.c, on the real H200 maps in
+/* Unit tests for core/analysis/fingerprint.c, on the real H200 maps in
  * tests/data/maps: two maps each (`-a`, `-b`, separate processes) of
  * seven GPUs, and four maps of an eighth (GPU-c9b1521b) taken in one
  * minute with the chain buffer in different places: a full calibration,
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "fingerprint.h"
+#include "analysis/fingerprint.h"
 #include "maptest.h"
 
 static const char *const files[] = {

@@ -1,4 +1,4 @@
-/* Unit tests for core/heatmap.c and core/heatmap_svg.c. */
+/* Unit tests for core/map/heatmap.c and core/map/heatmap_svg.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heatmap.h"
+#include "map/heatmap.h"
 
 /* Output of a renderer as a string (caller frees). */
 #define RENDER(buf, call) do { \

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "json.h"
+#include "util/json.h"
 
 #include <float.h>
 #include <math.h>

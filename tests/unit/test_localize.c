@@ -1,4 +1,4 @@
-/* Unit tests for core/localize.c, on the 12 maps of 6 H200s in
+/* Unit tests for core/analysis/localize.c, on the 12 maps of 6 H200s in
  * tests/data/maps (two per GPU, `-a` and `-b`, separate processes): the
  * table is built from map -a, every SM's row of map -b stands in for
  * the probe (docs/localize.md quotes the numbers printed here). */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "localize.h"
+#include "analysis/localize.h"
 #include "maptest.h"
 
 static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462", "d81de1c0", "67ec3211", "ec165f43" };

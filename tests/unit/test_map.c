@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "map.h"
+#include "map/map.h"
 
 static void test_summary_mean_gap(void **state)
 {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mapio.h"
+#include "map/mapio.h"
 #include "maptest.h"
 
 #define ALL_PARTS (NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH)

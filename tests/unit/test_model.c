@@ -1,4 +1,4 @@
-/* Unit tests for core/model.c: fits of synthetic matrices with known terms. */
+/* Unit tests for core/analysis/model.c: fits of synthetic matrices with known terms. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "model.h"
+#include "analysis/model.h"
 
 static uint64_t rng_state;
 

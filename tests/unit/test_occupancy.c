@@ -1,5 +1,5 @@
 /*
- * Unit tests for core/occupancy.c.  The "driver" cases are what
+ * Unit tests for core/gpu/occupancy.c.  The "driver" cases are what
  * cuOccupancyMaxActiveBlocksPerMultiprocessor returned on an H200
  * (cc 9.0, driver 580) for kernels of those register counts and static
  * shared sizes; a sweep of 1856 such launches (block sizes 32..1024,
@@ -16,7 +16,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "occupancy.h"
+#include "gpu/occupancy.h"
 
 struct occ_case {
 	int threads, regs;

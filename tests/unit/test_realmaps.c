@@ -13,11 +13,11 @@
 
 #include <cmocka.h>
 
-#include "mapio.h"
-#include "model.h"
-#include "store.h"
-#include "structure.h"
-#include "summary.h"
+#include "map/mapio.h"
+#include "analysis/model.h"
+#include "map/store.h"
+#include "analysis/structure.h"
+#include "analysis/summary.h"
 #include "maptest.h"
 
 static const char *const gpus[] = { "af5e0b1a", "707dd6a3", "2cf08462", "d81de1c0", "67ec3211", "ec165f43" };

@@ -1,6 +1,6 @@
 /* The trace reader on traces recorded by libnucatrace.so on an H200
  * (tests/data/traces, README there): the invariants the GPU tests check
- * (tests/gpu/check_trace.py), here in C through core/trace.h. */
+ * (tests/gpu/check_trace.py), here in C through core/trace/trace.h. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 static struct nt_trace *open_trace(const char *name)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for core/replay.c: hand-computed schedules, the policies'
+/* Unit tests for core/report/replay.c: hand-computed schedules, the policies'
  * invariants, the observed-slots helper, speed, and the replay of the
  * real H200 traces (tests/data/traces). */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "replay.h"
-#include "trace.h"
+#include "report/replay.h"
+#include "trace/trace.h"
 
 static uint64_t rng_state = 42;
 

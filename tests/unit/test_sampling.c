@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sampling.h"
+#include "trace/sampling.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Unit tests for core/stability.c: the schedule of `calibrate
+/* Unit tests for core/analysis/stability.c: the schedule of `calibrate
  * --stability`, and the analysis on the real H200 maps of tests/data/maps
  * (two maps of each GPU from separate processes, `-a` and `-b`). */
 #include <math.h>
@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "maptest.h"
-#include "jsonread.h"
-#include "stability.h"
+#include "util/jsonread.h"
+#include "analysis/stability.h"
 
 static struct nt_map *af_a, *af_b, *d8_a, *d8_b, *ec_a;
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "store.h"
+#include "map/store.h"
 #include "maptest.h"
 
 #include <sqlite3.h>

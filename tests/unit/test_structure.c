@@ -1,4 +1,4 @@
-/* Unit tests for core/structure.c: TPC pairs, groups, halves, Pearson. */
+/* Unit tests for core/analysis/structure.c: TPC pairs, groups, halves, Pearson. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "structure.h"
+#include "analysis/structure.h"
 
 static uint64_t rng_state;
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 #include "maptest.h"
 
 #include <sqlite3.h>

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trace_name.h"
+#include "trace/trace_name.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,497 @@
+/* Calibrations in and out of the store (store.h has the schema). */
+#include "map/mapfields.h"
+#include "map/store_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The calib columns after the three sizes are the fields of mapfields.def,
+ * in its order. */
+#define N_SIZES 3
+
+static const char insert_sql[] = "INSERT INTO calib(n_sm, n_line, parts"
+#define F(group, key, kind, member) ", " #key
+#include "map/mapfields.def"
+#undef F
+	") VALUES(?, ?, ?"
+#define F(group, key, kind, member) ", ?"
+#include "map/mapfields.def"
+#undef F
+	")";
+
+static const char select_sql[] = "SELECT n_sm, n_line, parts"
+#define F(group, key, kind, member) ", " #key
+#include "map/mapfields.def"
+#undef F
+	" FROM calib WHERE id = ?";
+
+static void bind_real(sqlite3_stmt *st, int col, double v)
+{
+	if (isnan(v))	/* SQLite would store NULL anyway; say so */
+		sqlite3_bind_null(st, col);
+	else
+		sqlite3_bind_double(st, col, v);
+}
+
+static double column_real(sqlite3_stmt *st, int col)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+static const double *cell(const double *mat, size_t i)
+{
+	return mat ? &mat[i] : NULL;
+}
+
+/* Run an insert once and make it ready for the next row. */
+static int step_reset(struct nt_store *s, sqlite3_stmt *st, struct nt_err *err)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return nt_store_db_error(s, err, "cannot add map");
+	return 0;
+}
+
+static int insert_arrays(struct nt_store *s, const struct nt_map *m, int64_t id, struct nt_err *err)
+{
+	sqlite3_stmt *sm = NULL, *off = NULL, *val = NULL;
+	int n_line = nt_map_lines_of(m), ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO sm_value VALUES(?, ?, ?, ?)", -1, &sm, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO line_offset VALUES(?, ?, ?)", -1, &off, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO line_value VALUES(?, ?, ?, ?, ?, ?)", -1, &val, NULL)) {
+		nt_store_db_error(s, err, "cannot add map");
+		goto out;
+	}
+	for (int i = 0; i < m->n_sm; i++) {
+		sqlite3_bind_int64(sm, 1, id);
+		sqlite3_bind_int(sm, 2, i);
+		bind_real(sm, 3, m->chain[i]);
+		bind_real(sm, 4, m->noise ? m->noise[i] : NAN);
+		if (step_reset(s, sm, err))
+			goto out;
+	}
+	for (int l = 0; l < n_line; l++) {
+		sqlite3_bind_int64(off, 1, id);
+		sqlite3_bind_int(off, 2, l);
+		sqlite3_bind_int64(off, 3, m->line_offset[l]);
+		if (step_reset(s, off, err))
+			goto out;
+	}
+	for (int i = 0; i < m->n_sm && n_line; i++) {
+		for (int l = 0; l < n_line; l++) {
+			size_t c = (size_t)i * n_line + l;
+			const double *v[3] = { cell(m->line_lat, c), cell(m->ft_first, c),
+					       cell(m->ft_repeat, c) };
+
+			sqlite3_bind_int64(val, 1, id);
+			sqlite3_bind_int(val, 2, i);
+			sqlite3_bind_int(val, 3, l);
+			for (int k = 0; k < 3; k++)
+				bind_real(val, 4 + k, v[k] ? *v[k] : NAN);
+			if (step_reset(s, val, err))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(sm);
+	sqlite3_finalize(off);
+	sqlite3_finalize(val);
+	return ret;
+}
+
+int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t new_id;
+	int ret = -1;
+
+	if (nt_map_check(m, s->path, err))
+		return -1;
+	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (sqlite3_prepare_v2(s->db, insert_sql, -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot add map");
+		goto out;
+	}
+	sqlite3_bind_int(st, 1, m->n_sm);
+	sqlite3_bind_int(st, 2, nt_map_lines_of(m));
+	sqlite3_bind_int(st, 3, (int)nt_map_parts_of(m));
+	for (int i = 0; i < nt_map_n_fields; i++) {
+		const struct nt_map_field *f = &nt_map_fields[i];
+		int col = N_SIZES + 1 + i;
+
+		if (f->kind == NT_FK_TEXT)
+			sqlite3_bind_text(st, col, nt_map_field_text(m, f), -1, SQLITE_STATIC);
+		else if (f->kind == NT_FK_REAL)
+			bind_real(st, col, nt_map_field_real(m, f));
+		else
+			sqlite3_bind_int64(st, col, nt_map_field_int(m, f));
+	}
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot add map");
+		goto out;
+	}
+	new_id = sqlite3_last_insert_rowid(s->db);
+	if (insert_arrays(s, m, new_id, err) || nt_store_exec(s, "COMMIT", err))
+		goto out;
+	if (id)
+		*id = new_id;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return ret;
+}
+
+static int damaged(struct nt_store *s, int64_t id, const char *why, struct nt_err *err)
+{
+	return nt_err_set(err, "map store '%s': calibration %lld is damaged: %s", s->path,
+			  (long long)id, why);
+}
+
+static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct nt_map *m = NULL;
+	int rc, n_sm, n_line, parts, ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, select_sql, -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot read map");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		nt_err_set(err, "map store '%s' has no calibration %lld", s->path, (long long)id);
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		nt_store_db_error(s, err, "cannot read map");
+		goto out;
+	}
+	n_sm = sqlite3_column_int(st, 0);
+	n_line = sqlite3_column_int(st, 1);
+	parts = sqlite3_column_int(st, 2);
+	if (parts & ~(NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH) || n_sm > NT_MAP_MAX_SM ||
+	    n_line < 0 || n_line > NT_MAP_MAX_LINES || !(m = nt_map_new(n_sm, n_line, (unsigned)parts))) {
+		damaged(s, id, "bad sizes", err);
+		goto out;
+	}
+	for (int i = 0; i < nt_map_n_fields; i++) {
+		const struct nt_map_field *f = &nt_map_fields[i];
+		int col = N_SIZES + i;
+		const char *text;
+
+		if (f->kind == NT_FK_TEXT) {
+			text = (const char *)sqlite3_column_text(st, col);
+			rc = nt_map_field_set_text(m, f, text ? text : "");
+		} else if (f->kind == NT_FK_REAL) {
+			nt_map_field_set_real(m, f, column_real(st, col));
+			rc = 0;
+		} else {
+			rc = nt_map_field_set_int(m, f, sqlite3_column_int64(st, col));
+		}
+		if (rc) {
+			damaged(s, id, f->key, err);
+			goto out;
+		}
+	}
+	if (!nt_map_time_ok(m->created_at)) {
+		damaged(s, id, "created_at is not a time in the years 1970..9999", err);
+		goto out;
+	}
+	if (m->gpu.sm_count != n_sm) {
+		damaged(s, id, "sm_count differs from n_sm", err);
+		goto out;
+	}
+	*out = m;
+	m = NULL;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	nt_map_free(m);
+	return ret;
+}
+
+/* Whether a latency in columns 2..last of a row is outside map.h's
+ * limits; then why says which.  line < 0: a row of sm_value. */
+static int bad_latency(sqlite3_stmt *st, int last, int sm, int line, char *why, size_t len)
+{
+	char where[48];
+
+	for (int col = 2; col <= last; col++) {
+		double v = column_real(st, col);
+
+		if (nt_map_latency_ok(v))
+			continue;
+		if (line < 0)
+			snprintf(where, sizeof(where), "sm %d", sm);
+		else
+			snprintf(where, sizeof(where), "sm %d line %d", sm, line);
+		snprintf(why, len, "%s of %s is %g: not a latency of 0..%.0f cycles",
+			 sqlite3_column_name(st, col), where, v, NT_MAP_MAX_CYCLES);
+		return 1;
+	}
+	return 0;
+}
+
+static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct nt_err *err)
+{
+	static const char *const tables[] = { "sm_value", "line_offset", "line_value" };
+	static const char *const sql[] = {
+		"SELECT sm, 0, chain, noise FROM sm_value WHERE calib_id = ?",
+		"SELECT 0, line, byte_offset FROM line_offset WHERE calib_id = ?",
+		"SELECT sm, line, latency, ft_first, ft_repeat FROM line_value WHERE calib_id = ?",
+	};
+	/* the primary keys rule out duplicates: the right count is every row */
+	size_t n_line = nt_map_lines_of(m);
+	const size_t want[] = { m->n_sm, n_line, m->n_sm * n_line };
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE, ret = -1;
+	char why[128];
+
+	for (int q = 0; q < 3; q++) {
+		size_t rows = 0;
+
+		if (sqlite3_prepare_v2(s->db, sql[q], -1, &st, NULL)) {
+			nt_store_db_error(s, err, "cannot read map");
+			goto out;
+		}
+		sqlite3_bind_int64(st, 1, id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int sm = sqlite3_column_int(st, 0), line = sqlite3_column_int(st, 1);
+			size_t c = (size_t)sm * m->n_line + line;
+
+			if (sm < 0 || sm >= m->n_sm || line < 0 || line >= (q ? m->n_line : 1)) {
+				damaged(s, id, "index out of range", err);
+				goto out;
+			}
+			rows++;
+			if (q == 0) {
+				m->chain[sm] = column_real(st, 2);
+				if (m->noise)
+					m->noise[sm] = column_real(st, 3);
+			} else if (q == 1) {
+				m->line_offset[line] = sqlite3_column_int64(st, 2);
+			} else {
+				if (m->line_lat)
+					m->line_lat[c] = column_real(st, 2);
+				if (m->ft_first)
+					m->ft_first[c] = column_real(st, 3);
+				if (m->ft_repeat)
+					m->ft_repeat[c] = column_real(st, 4);
+			}
+			if (q != 1 && bad_latency(st, q ? 4 : 3, sm, q ? line : -1, why, sizeof(why))) {
+				damaged(s, id, why, err);
+				goto out;
+			}
+		}
+		if (rc != SQLITE_DONE) {
+			nt_store_db_error(s, err, "cannot read map");
+			goto out;
+		}
+		if (rows != want[q]) {
+			snprintf(why, sizeof(why), "%s has %zu of %zu rows", tables[q], rows, want[q]);
+			damaged(s, id, why, err);
+			goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int nt_store_get(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
+{
+	struct nt_map *m = NULL;
+
+	*out = NULL;
+	if (read_calib(s, id, &m, err))
+		return -1;
+	if (read_arrays(s, id, m, err)) {
+		nt_map_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Run a query whose one row holds an integer, with uuid bound to ?1. */
+static int query_int(struct nt_store *s, const char *sql, const char *uuid, int64_t *v,
+		     int *found, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	*found = rc == SQLITE_ROW;
+	if (*found)
+		*v = sqlite3_column_int64(st, 0);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int nt_store_latest(struct nt_store *s, const char *uuid, struct nt_map **out, struct nt_err *err)
+{
+	int64_t id = 0;
+	int found;
+
+	*out = NULL;
+	if (query_int(s, "SELECT id FROM calib WHERE ?1 IS NULL OR uuid = ?1 "
+		      "ORDER BY created_at DESC, id DESC LIMIT 1", uuid, &id, &found, err))
+		return -1;
+	if (!found && uuid)
+		return nt_err_set(err, "map store '%s' has no calibration of GPU '%s'", s->path, uuid);
+	if (!found)
+		return nt_err_set(err, "map store '%s' has no calibrations", s->path);
+	return nt_store_get(s, id, out, err);
+}
+
+int nt_store_resolve_uuid(struct nt_store *s, const char *prefix, char *uuid, size_t len,
+			  struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char list[256] = "";
+	size_t used = 0;
+	int rc, n = 0, exact = 0, ret = -1;
+
+	/* substr, not LIKE: '_' and '%' in a UUID prefix are no wildcards */
+	if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT uuid, uuid = ?1 FROM calib "
+			       "WHERE substr(uuid, 1, length(?1)) = ?1 ORDER BY uuid", -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *u = (const char *)sqlite3_column_text(st, 0);
+
+		if (!u)
+			continue;
+		if (sqlite3_column_int(st, 1)) {
+			exact = 1;
+			snprintf(uuid, len, "%s", u);
+			break;
+		}
+		if (!n++)
+			snprintf(uuid, len, "%s", u);
+		if (used < sizeof(list))
+			used += snprintf(list + used, sizeof(list) - used, "%s%s", n > 1 ? ", " : "", u);
+	}
+	if (!exact && rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	if (!exact && !n) {
+		nt_err_set(err, "map store '%s' has no calibration of GPU '%s'", s->path, prefix);
+		goto out;
+	}
+	if (!exact && n > 1) {
+		nt_err_set(err, "'%s' is the start of %d GPU UUIDs in map store '%s': %s%s", prefix, n,
+			   s->path, list, used >= sizeof(list) ? " ..." : "");
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int nt_store_find_same(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM calib WHERE uuid = ?1 AND created_at = ?2 "
+			       "AND host = ?3 ORDER BY id LIMIT 1", -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, m->gpu.uuid, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, m->created_at);
+	sqlite3_bind_text(st, 3, m->host, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot query");
+		goto out;
+	}
+	ret = rc == SQLITE_ROW;
+	if (ret)
+		*id = sqlite3_column_int64(st, 0);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int nt_store_count(struct nt_store *s, const char *uuid, int64_t *n, struct nt_err *err)
+{
+	int found;
+
+	return query_int(s, "SELECT count(*) FROM calib WHERE ?1 IS NULL OR uuid = ?1",
+			 uuid, n, &found, err);
+}
+
+static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(st, col);
+
+	snprintf(dst, size, "%s", t ? t : "");
+}
+
+int nt_store_list(struct nt_store *s, int (*cb)(const struct nt_store_entry *e, void *arg),
+		  void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct nt_store_entry e;
+	int rc, ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, uuid, name, sm_count, created_at, parts, n_line, "
+			       "sm_clock_mhz, host, tool_version FROM calib ORDER BY id",
+			       -1, &st, NULL)) {
+		nt_store_db_error(s, err, "cannot list maps");
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&e, 0, sizeof(e));
+		e.id = sqlite3_column_int64(st, 0);
+		copy_text(e.uuid, sizeof(e.uuid), st, 1);
+		copy_text(e.name, sizeof(e.name), st, 2);
+		e.sm_count = sqlite3_column_int(st, 3);
+		e.created_at = sqlite3_column_int64(st, 4);
+		e.parts = (unsigned)sqlite3_column_int(st, 5);
+		e.n_line = sqlite3_column_int(st, 6);
+		e.sm_clock_mhz = column_real(st, 7);
+		copy_text(e.host, sizeof(e.host), st, 8);
+		copy_text(e.tool_version, sizeof(e.tool_version), st, 9);
+		if ((ret = cb(&e, arg)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		nt_store_db_error(s, err, "cannot list maps");
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}

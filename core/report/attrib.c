@@ -1,0 +1,477 @@
+#include "report/attrib.h"
+#include "report/attrib_ctl.h"
+#include "map/map.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n-1], n > 0; sorts v. */
+static double median_sort(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const char *nt_attrib_conf_name(enum nt_attrib_conf c)
+{
+	switch (c) {
+	case NT_ATTRIB_CONFIDENT:
+		return "confident";
+	case NT_ATTRIB_WEAK:
+		return "weak";
+	default:
+		return "none";
+	}
+}
+
+/*
+ * Bucket the blocks by SM: start[sm]..start[sm+1] of idx are the
+ * indices of the blocks on sm, in input order.  Blocks outside
+ * 0..n_sm-1 are left out.  start has n_sm + 1 entries, idx n.
+ */
+static void bucket(const struct nt_attrib_block *b, size_t n, int n_sm, size_t *start, size_t *idx)
+{
+	memset(start, 0, sizeof(*start) * (n_sm + 1));
+	for (size_t i = 0; i < n; i++)
+		if (b[i].sm >= 0 && b[i].sm < n_sm)
+			start[b[i].sm + 1]++;
+	for (int s = 0; s < n_sm; s++)
+		start[s + 1] += start[s];
+	/* start[sm] advances to the end of its bucket, then all shift back */
+	for (size_t i = 0; i < n; i++)
+		if (b[i].sm >= 0 && b[i].sm < n_sm)
+			idx[start[b[i].sm]++] = i;
+	for (int s = n_sm; s > 0; s--)
+		start[s] = start[s - 1];
+	start[0] = 0;
+}
+
+int nt_attrib_sm_medians(const struct nt_attrib_block *b, size_t n, int n_sm, int *count,
+			 double *med_ns, double *med_cyc, struct nt_err *err)
+{
+	size_t *start, *idx;
+	double *tmp;
+	int ret = -1;
+
+	if ((!b && n) || n_sm <= 0 || n_sm > NT_MAP_MAX_SM)
+		return nt_err_set(err, "attribution: bad arguments (n_sm %d)", n_sm);
+	start = malloc(sizeof(*start) * (n_sm + 1));
+	idx = malloc(sizeof(*idx) * (n ? n : 1));
+	tmp = malloc(sizeof(*tmp) * (n ? n : 1));
+	if (!start || !idx || !tmp) {
+		nt_err_set(err, "attribution: out of memory");
+		goto out;
+	}
+	bucket(b, n, n_sm, start, idx);
+	for (int s = 0; s < n_sm; s++) {
+		size_t k = start[s + 1] - start[s];
+
+		if (count)
+			count[s] = (int)k;
+		for (int pass = 0; pass < 2; pass++) {
+			double *dst = pass ? med_cyc : med_ns;
+
+			if (!dst)
+				continue;
+			for (size_t i = 0; i < k; i++) {
+				const struct nt_attrib_block *x = &b[idx[start[s] + i]];
+
+				tmp[i] = pass ? x->cycles : x->ns;
+			}
+			dst[s] = k ? median_sort(tmp, k) : NAN;
+		}
+	}
+	ret = 0;
+out:
+	free(start);
+	free(idx);
+	free(tmp);
+	return ret;
+}
+
+struct pair {
+	double s;	/* slope through SMs i and j */
+	int i, j;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	if (x->s != y->s)
+		return (x->s > y->s) - (x->s < y->s);
+	if (x->i != y->i)
+		return x->i - y->i;
+	return x->j - y->j;
+}
+
+/* All pairs i < j of different latency, sorted by slope; their number. */
+static size_t make_pairs(const double *x, const double *y, int m, struct pair *p)
+{
+	size_t np = 0;
+
+	for (int i = 0; i < m; i++)
+		for (int j = i + 1; j < m; j++)
+			if (x[i] != x[j])
+				p[np++] = (struct pair){ (y[j] - y[i]) / (x[j] - x[i]), i, j };
+	qsort(p, np, sizeof(*p), cmp_pair);
+	return np;
+}
+
+/*
+ * The median of the multiset in which pair (i, j) appears w[i] * w[j]
+ * times: the Theil-Sen slope of data in which SM i appears w[i] times
+ * (copies of one SM make no pair: equal latency).  NAN when empty.
+ * The total weight comes in closed form, from the SMs' groups of equal
+ * latency (grp[i], 0..m-1; gw is scratch of m), so that the sorted
+ * pairs are walked once, and only up to the median.
+ */
+static double weighted_median(const struct pair *p, const int *w, const int *grp, int m,
+			      int64_t *gw)
+{
+	int64_t sum = 0, same = 0, total, lo, hi, c = 0;
+	size_t k = 0;
+	double a;
+
+	memset(gw, 0, sizeof(*gw) * m);
+	for (int i = 0; i < m; i++) {
+		sum += w[i];
+		gw[grp[i]] += w[i];
+	}
+	for (int g = 0; g < m; g++)
+		same += gw[g] * gw[g];
+	total = (sum * sum - same) / 2;
+	if (!total)
+		return NAN;
+	lo = (total - 1) / 2;
+	hi = total / 2;
+	while ((c += (int64_t)w[p[k].i] * w[p[k].j]) <= lo)
+		k++;
+	a = p[k].s;
+	while (c <= hi) {
+		k++;
+		c += (int64_t)w[p[k].i] * w[p[k].j];
+	}
+	return 0.5 * (a + p[k].s);
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Quantile q of sorted v[0..n-1], linear between order statistics. */
+static double quantile(const double *v, int n, double q)
+{
+	double h = (n - 1) * q;
+	int k = (int)h;
+
+	if (n <= 0)
+		return NAN;
+	if (k >= n - 1)
+		return v[n - 1];
+	return v[k] + (h - k) * (v[k + 1] - v[k]);
+}
+
+/*
+ * Percentile bootstrap over SMs for both slopes.  Both use the same
+ * resamples.  boot has room for 2 * NT_ATTRIB_BOOT, w and gw for m.
+ */
+static void bootstrap(const struct pair *pn, const struct pair *pc, int m, int *w, const int *grp,
+		      int64_t *gw, double *boot, struct nt_kernel_fit *f)
+{
+	double *bn = boot, *bc = boot + NT_ATTRIB_BOOT;
+	uint64_t seed = NT_ATTRIB_SEED;
+	int kn = 0, kc = 0;
+
+	for (int r = 0; r < NT_ATTRIB_BOOT; r++) {
+		double sn, sc;
+
+		memset(w, 0, sizeof(*w) * m);
+		for (int k = 0; k < m; k++)
+			w[(splitmix64(&seed) >> 32) * (uint64_t)m >> 32]++;
+		sn = weighted_median(pn, w, grp, m, gw);
+		sc = weighted_median(pc, w, grp, m, gw);
+		if (!isnan(sn))
+			bn[kn++] = sn;
+		if (!isnan(sc))
+			bc[kc++] = sc;
+	}
+	qsort(bn, kn, sizeof(*bn), cmp_double);
+	qsort(bc, kc, sizeof(*bc), cmp_double);
+	f->slope_lo = quantile(bn, kn, 0.025);
+	f->slope_hi = quantile(bn, kn, 0.975);
+	f->slope_cyc_lo = quantile(bc, kc, 0.025);
+	f->slope_cyc_hi = quantile(bc, kc, 0.975);
+}
+
+/* Least-squares line through (x, y): its slope, and R^2 (NAN if y is flat). */
+static void ols_line(const double *x, const double *y, int m, double *slope, double *r2)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0;
+
+	for (int k = 0; k < m; k++) {
+		mx += x[k] / m;
+		my += y[k] / m;
+	}
+	for (int k = 0; k < m; k++) {
+		sxx += (x[k] - mx) * (x[k] - mx);
+		sxy += (x[k] - mx) * (y[k] - my);
+		syy += (y[k] - my) * (y[k] - my);
+	}
+	*slope = sxy / sxx;
+	*r2 = syy > 0 ? sxy * sxy / (sxx * syy) : NAN;
+}
+
+/* median(y - slope * x); tmp has room for m. */
+static double ts_intercept(const double *x, const double *y, int m, double slope, double *tmp)
+{
+	for (int k = 0; k < m; k++)
+		tmp[k] = y[k] - slope * x[k];
+	return median_sort(tmp, m);
+}
+
+static void fit_init(struct nt_kernel_fit *f)
+{
+	double *nums[] = {
+		&f->lat_min, &f->lat_max, &f->median_ns, &f->median_cyc, &f->slope_ns, &f->slope_lo,
+		&f->slope_hi, &f->intercept_ns, &f->r2, &f->ols_slope_ns, &f->slope_cyc,
+		&f->slope_cyc_lo, &f->slope_cyc_hi, &f->intercept_cyc, &f->r2_cyc, &f->effect_ns,
+		&f->effect_cyc, &f->effect_pct, &f->effect_lo_pct, &f->effect_hi_pct,
+	};
+
+	memset(f, 0, sizeof(*f));
+	for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
+		*nums[k] = NAN;
+	nt_attrib_ctl_init(&f->ctl_ns);
+	nt_attrib_ctl_init(&f->ctl_cyc);
+	f->conf = NT_ATTRIB_NONE;
+	f->confidence = nt_attrib_conf_name(f->conf);
+}
+
+static int check_blocks(const struct nt_attrib_block *b, size_t n, struct nt_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(b[i].ns) || b[i].ns < 0 || !isfinite(b[i].cycles) || b[i].cycles < 0)
+			return nt_err_set(err, "attribution: block %zu has duration %g ns, %g cycles",
+					  i, b[i].ns, b[i].cycles);
+		if (b[i].wave < 0 || b[i].coresident < 0)
+			return nt_err_set(err, "attribution: block %zu has wave %d, coresident %d",
+					  i, (int)b[i].wave, (int)b[i].coresident);
+	}
+	return 0;
+}
+
+static int count_launches(const struct nt_attrib_block *b, size_t n)
+{
+	int64_t *l = malloc(sizeof(*l) * (n ? n : 1));
+	int k = 0;
+
+	if (!l)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		l[i] = b[i].launch;
+	qsort(l, n, sizeof(*l), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		k += !i || l[i] != l[i - 1];
+	free(l);
+	return k;
+}
+
+static void verdict(struct nt_kernel_fit *f)
+{
+	double range = f->lat_max - f->lat_min;
+
+	f->effect_ns = f->slope_ns * range;
+	f->effect_cyc = f->slope_cyc * range;
+	f->effect_pct = 100.0 * f->effect_ns / f->median_ns;
+	f->effect_lo_pct = 100.0 * f->slope_lo * range / f->median_ns;
+	f->effect_hi_pct = 100.0 * f->slope_hi * range / f->median_ns;
+	f->sensitive = (f->slope_lo > 0 || f->slope_hi < 0) && f->effect_pct >= NT_ATTRIB_SENSITIVE_PCT;
+	if (f->sensitive ? f->effect_lo_pct >= NT_ATTRIB_SENSITIVE_PCT
+			 : f->effect_hi_pct < NT_ATTRIB_SENSITIVE_PCT)
+		f->conf = NT_ATTRIB_CONFIDENT;
+	else
+		f->conf = NT_ATTRIB_WEAK;
+	f->confidence = nt_attrib_conf_name(f->conf);
+}
+
+/* Working arrays of one fit, freed together. */
+struct work {
+	size_t *start, *idx;	/* blocks bucketed by SM */
+	int *sm_of;		/* [m] SM of each used SM's slot */
+	double *x, *yn, *yc;	/* [m] latency, median ns, median cycles */
+	double *tmp;		/* [max(n, m)] */
+	struct pair *pn, *pc;	/* [m (m - 1) / 2] */
+	int *w, *grp;		/* [m] resample counts, group of equal latency */
+	int64_t *gw;		/* [m] */
+	double *boot;		/* [2 * NT_ATTRIB_BOOT] */
+};
+
+static void work_free(struct work *w)
+{
+	free(w->start);
+	free(w->idx);
+	free(w->sm_of);
+	free(w->x);
+	free(w->yn);
+	free(w->yc);
+	free(w->tmp);
+	free(w->pn);
+	free(w->pc);
+	free(w->w);
+	free(w->grp);
+	free(w->gw);
+	free(w->boot);
+}
+
+int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, int n_sm,
+		  struct nt_kernel_fit *fit, struct nt_err *err)
+{
+	struct work w = { 0 };
+	size_t np, used = 0, big;
+	int m = 0, ret = -1;
+
+	if (!fit)
+		return nt_err_set(err, "attribution: no result struct");
+	fit_init(fit);
+	if ((!b && n) || !lat || n_sm <= 0 || n_sm > NT_MAP_MAX_SM || n > INT_MAX)
+		return nt_err_set(err, "attribution: bad arguments (%zu blocks, n_sm %d)", n, n_sm);
+	if (check_blocks(b, n, err))
+		return -1;
+	fit->n_blocks = (int)n;
+	if ((fit->n_launches = count_launches(b, n)) < 0)
+		return nt_err_set(err, "attribution: out of memory");
+
+	big = n > (size_t)n_sm ? n : (size_t)n_sm;
+	w.start = malloc(sizeof(*w.start) * (n_sm + 1));
+	w.idx = malloc(sizeof(*w.idx) * (n ? n : 1));
+	w.sm_of = malloc(sizeof(*w.sm_of) * n_sm);
+	w.x = malloc(sizeof(*w.x) * n_sm);
+	w.yn = malloc(sizeof(*w.yn) * n_sm);
+	w.yc = malloc(sizeof(*w.yc) * n_sm);
+	w.tmp = malloc(sizeof(*w.tmp) * big);
+	w.w = malloc(sizeof(*w.w) * n_sm);
+	w.grp = malloc(sizeof(*w.grp) * n_sm);
+	w.gw = malloc(sizeof(*w.gw) * n_sm);
+	w.boot = malloc(sizeof(*w.boot) * 2 * NT_ATTRIB_BOOT);
+	if (!w.start || !w.idx || !w.sm_of || !w.x || !w.yn || !w.yc || !w.tmp || !w.w || !w.grp || !w.gw ||
+	    !w.boot)
+		goto oom;
+
+	/* 1. per-SM medians of the usable SMs */
+	bucket(b, n, n_sm, w.start, w.idx);
+	for (int s = 0; s < n_sm; s++) {
+		size_t k = w.start[s + 1] - w.start[s];
+
+		if (k < NT_ATTRIB_MIN_BLOCKS || !isfinite(lat[s]))
+			continue;
+		for (size_t i = 0; i < k; i++)
+			w.tmp[i] = b[w.idx[w.start[s] + i]].ns;
+		w.yn[m] = median_sort(w.tmp, k);
+		for (size_t i = 0; i < k; i++)
+			w.tmp[i] = b[w.idx[w.start[s] + i]].cycles;
+		w.yc[m] = median_sort(w.tmp, k);
+		w.x[m] = lat[s];
+		w.sm_of[m++] = s;
+		used += k;
+	}
+	fit->n_sm_used = m;
+	fit->n_blocks_used = (int)used;
+	if (m < NT_ATTRIB_MIN_SM) {
+		snprintf(fit->reason, sizeof(fit->reason),
+			 "%d SM%s with a latency and %d+ blocks; the fit needs %d", m, m == 1 ? "" : "s",
+			 NT_ATTRIB_MIN_BLOCKS, NT_ATTRIB_MIN_SM);
+		ret = 0;
+		goto out;
+	}
+	fit->lat_min = fit->lat_max = w.x[0];
+	for (int k = 1; k < m; k++) {
+		fit->lat_min = fmin(fit->lat_min, w.x[k]);
+		fit->lat_max = fmax(fit->lat_max, w.x[k]);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		size_t k = 0;
+
+		for (int j = 0; j < m; j++) {
+			int s = w.sm_of[j];
+
+			for (size_t i = w.start[s]; i < w.start[s + 1]; i++)
+				w.tmp[k++] = pass ? b[w.idx[i]].cycles : b[w.idx[i]].ns;
+		}
+		*(pass ? &fit->median_cyc : &fit->median_ns) = median_sort(w.tmp, k);
+	}
+
+	/* 2. Theil-Sen */
+	np = (size_t)m * (m - 1) / 2;
+	w.pn = malloc(sizeof(*w.pn) * np);
+	w.pc = malloc(sizeof(*w.pc) * np);
+	if (!w.pn || !w.pc)
+		goto oom;
+	np = make_pairs(w.x, w.yn, m, w.pn);
+	make_pairs(w.x, w.yc, m, w.pc);
+	if (!np) {
+		snprintf(fit->reason, sizeof(fit->reason), "the %d SMs used all have the same latency", m);
+		ret = 0;
+		goto out;
+	}
+	for (int k = 0; k < m; k++) {
+		w.w[k] = 1;
+		for (w.grp[k] = 0; w.x[w.grp[k]] != w.x[k];)
+			w.grp[k]++;	/* the first SM of its latency */
+	}
+	fit->slope_ns = weighted_median(w.pn, w.w, w.grp, m, w.gw);
+	fit->slope_cyc = weighted_median(w.pc, w.w, w.grp, m, w.gw);
+	fit->intercept_ns = ts_intercept(w.x, w.yn, m, fit->slope_ns, w.tmp);
+	fit->intercept_cyc = ts_intercept(w.x, w.yc, m, fit->slope_cyc, w.tmp);
+
+	/* 3. bootstrap, 4. R^2 */
+	bootstrap(w.pn, w.pc, m, w.w, w.grp, w.gw, w.boot, fit);
+	ols_line(w.x, w.yn, m, &fit->ols_slope_ns, &fit->r2);
+	{
+		double unused;
+
+		ols_line(w.x, w.yc, m, &unused, &fit->r2_cyc);
+	}
+	fit->fitted = 1;
+	verdict(fit);
+
+	/* the controlled fit, over the same blocks, grouped by SM */
+	used = 0;	/* the copy only moves left: used <= i */
+	for (int j = 0; j < m; j++) {
+		int s = w.sm_of[j];
+
+		for (size_t i = w.start[s]; i < w.start[s + 1]; i++)
+			w.idx[used++] = w.idx[i];
+	}
+	nt_attrib_ctl_fit(b, w.idx, used, lat, 0, &fit->ctl_ns);
+	nt_attrib_ctl_fit(b, w.idx, used, lat, 1, &fit->ctl_cyc);
+	ret = 0;
+	goto out;
+oom:
+	nt_err_set(err, "attribution: out of memory (%zu blocks, %d SMs)", n, n_sm);
+out:
+	work_free(&w);
+	return ret;
+}

@@ -1,0 +1,242 @@
+/* Reading a trace back: meta values, maps, and walks over the tables
+ * with one cursor each. */
+#include "map/mapio.h"
+#include "trace/trace_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nt_trace_get_meta(struct nt_trace *t, const char *key, char *buf, size_t len, struct nt_err *err)
+{
+	sqlite3_stmt *st = nt_trace_stmt(t, NT_ST_META_GET, err);
+	const char *v;
+	int rc, ret = -1;
+
+	if (!st)
+		return -1;
+	if (len)
+		buf[0] = '\0';
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		ret = 1;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		nt_trace_db_error(t, err, "cannot read meta");
+		goto out;
+	}
+	v = (const char *)sqlite3_column_text(st, 0);
+	if (!v)
+		v = "";
+	if (strlen(v) >= len) {
+		nt_err_set(err, "trace '%s': meta \"%s\" is longer than %zu bytes", t->path, key,
+			   len ? len - 1 : 0);
+		goto out;
+	}
+	memcpy(buf, v, strlen(v) + 1);
+	ret = 0;
+out:
+	sqlite3_reset(st);
+	return ret;
+}
+
+int nt_trace_get_map(struct nt_trace *t, const char *uuid, struct nt_map **out, struct nt_err *err)
+{
+	sqlite3_stmt *st = nt_trace_stmt(t, NT_ST_MAP_GET, err);
+	char *name = NULL;
+	int rc, ret = -1;
+
+	*out = NULL;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		nt_err_set(err, "no map for %s in '%s'", uuid, t->path);
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		nt_trace_db_error(t, err, "cannot read map");
+		goto out;
+	}
+	if (asprintf(&name, "%s: map of %s", t->path, uuid) < 0) {
+		name = NULL;
+		nt_err_set(err, "trace '%s': out of memory", t->path);
+		goto out;
+	}
+	ret = nt_map_read_json_text((const char *)sqlite3_column_text(st, 0), name, out, err);
+out:
+	sqlite3_reset(st);
+	free(name);
+	return ret;
+}
+
+typedef int (*launch_cb)(const struct nt_trace_launch *, const struct nt_trace_kernel *, void *);
+
+/* The caller's callback, of whichever walk this is. */
+struct walk {
+	int (*device)(const struct nt_trace_device *, void *);
+	int (*kernel)(const struct nt_trace_kernel *, void *);
+	launch_cb launch;
+	int (*block)(const struct nt_trace_block *, void *);
+	int (*drop)(const struct nt_trace_drop *, void *);
+	void *arg;
+};
+
+/* Step st to the end, calling each(st, w) per row; each's nonzero
+ * return stops and is returned.  st is finalized unless kept. */
+static int walk(struct nt_trace *t, sqlite3_stmt *st, int keep, int (*each)(sqlite3_stmt *, struct walk *),
+		struct walk *w, const char *what, struct nt_err *err)
+{
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((ret = each(st, w)))
+			break;
+	if (!ret && rc != SQLITE_DONE)
+		ret = nt_trace_db_error(t, err, what);
+	if (keep)
+		sqlite3_reset(st);
+	else
+		sqlite3_finalize(st);
+	return ret;
+}
+
+/* A statement of its own: the caller's callback may start another walk. */
+static sqlite3_stmt *prepare(struct nt_trace *t, const char *sql, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		nt_trace_db_error(t, err, sql);
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+static sqlite3_stmt *select_all(struct nt_trace *t, enum nt_trace_table tb, const char *order,
+				struct nt_err *err)
+{
+	char sql[2048];
+
+	if (nt_trace_sql_select(tb, order, sql, sizeof(sql))) {
+		nt_err_set(err, "trace '%s': statement too long", t->path);
+		return NULL;
+	}
+	return prepare(t, sql, err);
+}
+
+static int each_device(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_device d;
+
+	memset(&d, 0, sizeof(d));
+	nt_trace_read_row(st, 0, NT_TB_devices, &d);
+	return w->device(&d, w->arg);
+}
+
+int nt_trace_foreach_device(struct nt_trace *t, int (*cb)(const struct nt_trace_device *, void *),
+			    void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = select_all(t, NT_TB_devices, "ORDER BY device", err);
+
+	if (!st)
+		return -1;
+	return walk(t, st, 0, each_device, &(struct walk){ .device = cb, .arg = arg }, "cannot read devices", err);
+}
+
+static int each_kernel(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_kernel k;
+
+	nt_trace_read_row(st, 0, NT_TB_kernels, &k);
+	return w->kernel(&k, w->arg);
+}
+
+int nt_trace_foreach_kernel(struct nt_trace *t, int (*cb)(const struct nt_trace_kernel *, void *),
+			    void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = select_all(t, NT_TB_kernels, "ORDER BY kernel", err);
+
+	if (!st)
+		return -1;
+	return walk(t, st, 0, each_kernel, &(struct walk){ .kernel = cb, .arg = arg }, "cannot read kernels", err);
+}
+
+static int each_launch(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_launch l;
+	struct nt_trace_kernel k;
+	int col = nt_trace_read_row(st, 0, NT_TB_launches, &l);
+	int known = sqlite3_column_type(st, col) != SQLITE_NULL;	/* k.kernel */
+
+	nt_trace_read_row(st, col, NT_TB_kernels, &k);
+	return w->launch(&l, known ? &k : NULL, w->arg);
+}
+
+int nt_trace_foreach_launch(struct nt_trace *t, launch_cb cb, void *arg, struct nt_err *err)
+{
+	char sql[4096] = "SELECT ";
+	sqlite3_stmt *st;
+
+	if (nt_trace_sql_columns(NT_TB_launches, "l", sql, sizeof(sql)) ||
+	    !strcat(sql, ", ") || nt_trace_sql_columns(NT_TB_kernels, "k", sql, sizeof(sql)) ||
+	    strlen(sql) + 100 > sizeof(sql))
+		return nt_err_set(err, "trace '%s': statement too long", t->path);
+	strcat(sql, " FROM launches l LEFT JOIN kernels k ON k.kernel = l.kernel ORDER BY l.launch");
+	if (!(st = prepare(t, sql, err)))
+		return -1;
+	return walk(t, st, 0, each_launch, &(struct walk){ .launch = cb, .arg = arg }, "cannot read launches", err);
+}
+
+static int each_block(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_block b;
+
+	nt_trace_read_row(st, 0, NT_TB_blocks, &b);
+	return w->block(&b, w->arg);
+}
+
+int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
+			   int (*cb)(const struct nt_trace_block *, void *), void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = t->st[NT_ST_BLOCK_GET];
+	int keep = 1;
+
+	/* the kept statement, unless a walk of it is under way (cb nested) */
+	if (st && sqlite3_stmt_busy(st)) {
+		char sql[2048];
+
+		keep = 0;
+		if (nt_trace_sql_select(NT_TB_blocks, "WHERE launch = ?1 ORDER BY block", sql, sizeof(sql)))
+			return nt_err_set(err, "trace '%s': statement too long", t->path);
+		st = prepare(t, sql, err);
+	} else {
+		st = nt_trace_stmt(t, NT_ST_BLOCK_GET, err);
+	}
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, launch);
+	return walk(t, st, keep, each_block, &(struct walk){ .block = cb, .arg = arg }, "cannot read blocks", err);
+}
+
+static int each_drop(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_drop d;
+
+	nt_trace_read_row(st, 0, NT_TB_drops, &d);
+	return w->drop(&d, w->arg);
+}
+
+int nt_trace_foreach_drop(struct nt_trace *t, int (*cb)(const struct nt_trace_drop *, void *),
+			  void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = select_all(t, NT_TB_drops, "ORDER BY rowid", err);
+
+	if (!st)
+		return -1;
+	return walk(t, st, 0, each_drop, &(struct walk){ .drop = cb, .arg = arg }, "cannot read drops", err);
+}
