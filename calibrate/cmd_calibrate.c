@@ -335,7 +335,6 @@ int cmd_calibrate(int argc, char **argv)
 	struct nt_cuda cu;
 	struct nt_json js;
 	struct nt_err err;
-	char path[4096];
 	int count, first, last, failed = 0;
 	CUresult r;
 
@@ -365,9 +364,7 @@ int cmd_calibrate(int argc, char **argv)
 	if (c.output)
 		check_output(&c, &cu, first, last);
 	if (!c.no_store) {
-		if (!c.store_path && !(c.store_path = nt_store_default_path(path, sizeof(path))))
-			die("no store path: set NUCATRACE_STORE or HOME, or use --store");
-		if (nt_store_open(c.store_path, 1, &store, &err))
+		if (nt_store_open_default(c.store_path, 1, &store, &err))
 			die("%s", err.msg);
 	}
 	if (c.json) {

@@ -68,17 +68,14 @@ static struct nt_map **store_maps(const char *store_path, int *n)
 	struct nt_store *s;
 	struct nt_map **maps;
 	struct nt_err err;
-	char path[PATH_MAX];
 
-	if (!store_path && !(store_path = nt_store_default_path(path, sizeof(path))))
-		die("no store path: set NUCATRACE_STORE or HOME, or use --store");
-	if (nt_store_open(store_path, 0, &s, &err))
+	if (nt_store_open_default(store_path, 0, &s, &err))
 		die("%s", err.msg);
 	if (nt_store_list(s, on_entry, &ids, &err))
 		die("%s", err.msg);
 	if (!ids.n)
 		die("the store '%s' has no maps: calibrate the GPUs you want to recognise first",
-		    store_path);
+		    nt_store_path(s));
 	maps = calloc(ids.n, sizeof(*maps));
 	if (!maps)
 		die("out of memory");

@@ -1,7 +1,6 @@
 /* nucatrace localize: how well a kernel can tell which SM it runs on
  * from a short L2 latency probe (core/analysis/localize.h, docs/localize.md). */
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,8 +349,6 @@ out:
 /* The latest map of this GPU, or --map; NULL after saying why. */
 static struct nt_map *map_for(const struct loc_cmd *c, int d, const struct nt_gpu *g)
 {
-	char path[PATH_MAX];
-	const char *sp = c->store_path;
 	struct nt_map *m = NULL;
 	struct nt_store *s;
 	struct nt_err err;
@@ -363,15 +360,13 @@ static struct nt_map *map_for(const struct loc_cmd *c, int d, const struct nt_gp
 			warning("device %d: --map is a map of %s, not of this GPU (%s): an smid need "
 				"not be the same place on both", d, m->gpu.uuid, g->uuid);
 	} else {
-		if (!sp && !(sp = nt_store_default_path(path, sizeof(path))))
-			die("no store path: set NUCATRACE_STORE or HOME, or use --store");
-		if (nt_store_open(sp, 0, &s, &err))
+		if (nt_store_open_default(c->store_path, 0, &s, &err))
 			die("%s", err.msg);
 		if (nt_store_count(s, g->uuid, &mine, &err) || nt_store_count(s, NULL, &all, &err))
 			die("%s", err.msg);
 		if (!mine) {
 			error("device %d (%s, %s): the store '%s' holds %lld map(s), none of this GPU: "
-			      "run 'nucatrace calibrate --device %d' first", d, g->name, g->uuid, sp,
+			      "run 'nucatrace calibrate --device %d' first", d, g->name, g->uuid, nt_store_path(s),
 			      (long long)all, d);
 		} else if (nt_store_latest(s, g->uuid, &m, &err)) {
 			error("%s", err.msg);

@@ -57,13 +57,10 @@ int map_common_option(int o, const char *sub_usage, const char *cmd, char **argv
 
 static struct nt_store *open_store(const char *path, int create)
 {
-	char buf[4096];
 	struct nt_store *s;
 	struct nt_err err;
 
-	if (!path && !(path = nt_store_default_path(buf, sizeof(buf))))
-		die("no store path: set NUCATRACE_STORE or HOME, or use --store");
-	if (nt_store_open(path, create, &s, &err))
+	if (nt_store_open_default(path, create, &s, &err))
 		die("%s", err.msg);
 	return s;
 }

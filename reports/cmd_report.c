@@ -1,7 +1,6 @@
 /* nucatrace report: what placement on slow SMs cost the traced kernels. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +46,6 @@ static int get_map(const char *uuid, struct nt_map **out, void *arg)
 {
 	struct map_source *src = arg;
 	struct nt_store *s = NULL;
-	char path[PATH_MAX];
-	const char *p = src->store_path;
 	int ret = -1;
 
 	if (src->fixed) {
@@ -58,9 +55,7 @@ static int get_map(const char *uuid, struct nt_map **out, void *arg)
 		*out = nt_map_dup(src->fixed);
 		return *out ? 0 : -1;
 	}
-	if (!p && !(p = nt_store_default_path(path, sizeof(path))))
-		return -1;
-	if (!nt_store_open(p, 0, &s, NULL))
+	if (!nt_store_open_default(src->store_path, 0, &s, NULL))
 		ret = nt_store_latest(s, uuid, out, NULL);
 	nt_store_close(s);
 	return ret;

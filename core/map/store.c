@@ -3,6 +3,7 @@
 #include "map/store_impl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,16 @@ out:
 	if (ret)
 		nt_store_close(s);
 	return ret;
+}
+
+int nt_store_open_default(const char *path, int create, struct nt_store **out, struct nt_err *err)
+{
+	char buf[PATH_MAX];
+
+	*out = NULL;
+	if (!path && !(path = nt_store_default_path(buf, sizeof(buf))))
+		return nt_err_set(err, "no store path: set NUCATRACE_STORE or HOME, or use --store");
+	return nt_store_open(path, create, out, err);
 }
 
 void nt_store_close(struct nt_store *s)

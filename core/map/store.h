@@ -78,6 +78,13 @@ const char *nt_store_default_path(char *buf, size_t len);
  * is made a store when create = 1 and refused, untouched, when create =
  * 0.  0 and *out set, or -1. */
 int nt_store_open(const char *path, int create, struct nt_store **out, struct nt_err *err);
+
+/* nt_store_open() of path, or of nt_store_default_path() when path is
+ * NULL: what every front end does with its --store option (the CLI) or
+ * $NUCATRACE_STORE (the interposer).  -1 with "no store path: ..." when
+ * path is NULL and no default is set, else as nt_store_open().  The path
+ * used is nt_store_path(*out). */
+int nt_store_open_default(const char *path, int create, struct nt_store **out, struct nt_err *err);
 void nt_store_close(struct nt_store *s);
 const char *nt_store_path(const struct nt_store *s);
 

@@ -347,6 +347,34 @@ static void test_missing_and_create(void **state)
 	free(dir);
 }
 
+/* The default store when no path is given; a clear message when none is set. */
+static void test_open_default(void **state)
+{
+	char *path = path_in(state, "d/maps.db");
+	struct nt_store *s = (struct nt_store *)1;
+	struct nt_err err = { "" };
+
+	unsetenv("XDG_DATA_HOME");
+	unsetenv("HOME");
+	unsetenv("NUCATRACE_STORE");
+	assert_int_equal(nt_store_open_default(NULL, 1, &s, &err), -1);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, "no store path"));
+	setenv("NUCATRACE_STORE", path, 1);
+	assert_int_equal(nt_store_open_default(NULL, 0, &s, &err), -1);
+	assert_non_null(strstr(err.msg, path));
+	if (nt_store_open_default(NULL, 1, &s, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(nt_store_path(s), path);
+	nt_store_close(s);
+	unsetenv("NUCATRACE_STORE");
+	if (nt_store_open_default(path, 0, &s, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(nt_store_path(s), path);
+	nt_store_close(s);
+	free(path);
+}
+
 static void test_unwritable(void **state)
 {
 	char *file = path_in(state, "plain"), *path = path_in(state, "plain/sub/maps.db");
@@ -465,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolve_uuid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_create, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_becomes_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
