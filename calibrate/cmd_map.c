@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include "util/json.h"
 #include "map_cmds.h"
 #include "map/mapio.h"
+#include "map/mapspec.h"
 #include "map/store.h"
 #include "analysis/summary.h"
 #include "usage.h"
@@ -65,71 +65,12 @@ static struct nt_store *open_store(const char *path, int create)
 	return s;
 }
 
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-/* A map file is JSON when its first non-blank byte is '{'. */
-static int looks_json(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int c = EOF;
-
-	if (!f)
-		return 0;
-	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
-		;
-	fclose(f);
-	return c == '{';
-}
-
-/* A SPEC names a file only when it looks like a path, so that a file
- * called "latest" or "1" in the current folder cannot shadow the store. */
-static int is_file_spec(const char *spec)
-{
-	size_t n = strlen(spec);
-
-	return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".json")) ||
-	       (n > 4 && !strcmp(spec + n - 4, ".csv"));
-}
-
 struct nt_map *map_load_spec(const char *spec, const char *store_path)
 {
-	char uuid[NT_UUID_LEN];
-	struct nt_map *m = NULL;
-	struct nt_store *s;
+	struct nt_map *m;
 	struct nt_err err;
-	struct stat sb;
-	int r;
 
-	if (!spec)
-		spec = "latest";
-	if (!*spec)
-		die("an empty SPEC names no map");
-	if (is_file_spec(spec)) {
-		if (stat(spec, &sb))
-			die("cannot read map file '%s': %s", spec, strerror(errno));
-		r = looks_json(spec) ? nt_map_read_json(spec, &m, &err) : nt_map_read_csv(spec, &m, &err);
-		if (r)
-			die("%s", err.msg);
-		return m;
-	}
-	s = open_store(store_path, 0);
-	if (all_digits(spec))
-		r = nt_store_get(s, strtoll(spec, NULL, 10), &m, &err);
-	else if (!strcmp(spec, "latest"))
-		r = nt_store_latest(s, NULL, &m, &err);
-	else
-		r = nt_store_resolve_uuid(s, spec, uuid, sizeof(uuid), &err) ||
-		    nt_store_latest(s, uuid, &m, &err);
-	nt_store_close(s);
-	if (r)
+	if (nt_map_load_spec(spec, store_path, &m, &err))
 		die("%s", err.msg);
 	return m;
 }
@@ -347,7 +288,7 @@ static struct nt_map *read_file(const char *path)
 	struct nt_map *m = NULL;
 	struct nt_err err;
 
-	if (looks_json(path) ? nt_map_read_json(path, &m, &err) : nt_map_read_csv(path, &m, &err)) {
+	if (nt_map_read_file(path, &m, &err)) {
 		error("%s", err.msg);
 		return NULL;
 	}

@@ -1,19 +1,16 @@
 /*
- * map_cmds.h - what the `nucatrace map` subcommands share.
+ * map_cmds.h - what the `nucatrace map` subcommands share (and the other
+ * calibrate/ commands that take a map on the command line).
  *
- * A map on the command line is a SPEC: a path to a map file (JSON or
- * CSV, as `map export` writes; a SPEC is a path only when it holds a '/'
- * or ends in .json or .csv), a calibration id in the store, a GPU UUID
- * or a unique start of one (its latest calibration), or "latest" (the
- * newest of any GPU).
+ * A map on the command line is a SPEC (core/map/mapspec.h says what one
+ * can be).
  */
 #ifndef NT_MAP_CMDS_H
 #define NT_MAP_CMDS_H
 
 #include "map/map.h"
 
-/* Load the map a SPEC names; dies with a clear message when it cannot.
- * store_path may be NULL (the default store). */
+/* nt_map_load_spec(), dying with its message when it fails. */
 struct nt_map *map_load_spec(const char *spec, const char *store_path);
 
 /* Options every map subcommand takes, at the end of its option table;

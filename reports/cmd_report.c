@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/map_cmds.h"
 #include "commands.h"
 #include "format.h"
+#include "map/mapspec.h"
 #include "util/parse.h"
 #include "report/report.h"
 #include "map/store.h"
@@ -113,8 +113,8 @@ int cmd_report(int argc, char **argv)
 		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
 	if (csv && nt_report_csv_check(csv, &err))
 		die("%s", err.msg);
-	if (map_spec)
-		src.fixed = map_load_spec(map_spec, src.store_path);
+	if (map_spec && nt_map_load_spec(map_spec, src.store_path, &src.fixed, &err))
+		die("%s", err.msg);
 	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
 		nt_map_free(src.fixed);
 		die("%s", err.msg);

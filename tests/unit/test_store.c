@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "map/mapio.h"
+#include "map/mapspec.h"
 #include "map/store.h"
 #include "maptest.h"
 
@@ -302,6 +304,65 @@ static void test_resolve_uuid(void **state)
 	free(path);
 }
 
+/* A SPEC: a map file of either format, an id, a UUID or its start,
+ * "latest"; a clear message for each way it names nothing. */
+static void test_load_spec(void **state)
+{
+	char *path = path_in(state, "spec.db"), *json = path_in(state, "m.json"), *csv = path_in(state, "m.csv");
+	char *missing = path_in(state, "missing.json");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_map *a = sample_map(3, 0, 0, 1), *b = sample_map(3, 0, 0, 2), *m = NULL;
+	struct nt_err err = { "" };
+	int64_t id_a = 0;
+	FILE *f;
+
+	if (nt_store_add(s, a, &id_a, &err) || nt_store_add(s, b, NULL, &err))
+		fail_msg("%s", err.msg);
+	nt_store_close(s);
+	if (!(f = fopen(json, "w")) || nt_map_write_json(f, a, 1) || fclose(f) ||
+	    !(f = fopen(csv, "w")) || nt_map_write_csv(f, b) || fclose(f))
+		fail_msg("cannot write the map files");
+	assert_int_equal(nt_map_load_spec(NULL, path, &m, &err), 0);
+	assert_maps_equal(m, b);
+	nt_map_free(m);
+	assert_int_equal(nt_map_load_spec("1", path, &m, &err), 0);
+	assert_maps_equal(m, a);
+	nt_map_free(m);
+	assert_int_equal(nt_map_load_spec("GPU-00000001", path, &m, &err), 0);
+	assert_maps_equal(m, a);
+	nt_map_free(m);
+	assert_int_equal(nt_map_load_spec(json, path, &m, &err), 0);
+	assert_maps_equal(m, a);
+	nt_map_free(m);
+	assert_int_equal(nt_map_load_spec(csv, NULL, &m, &err), 0);	/* a file needs no store */
+	assert_maps_equal(m, b);
+	nt_map_free(m);
+	assert_int_equal(nt_map_read_file(json, &m, &err), 0);
+	assert_maps_equal(m, a);
+	nt_map_free(m);
+
+	m = (struct nt_map *)1;
+	assert_int_equal(nt_map_load_spec("", path, &m, &err), -1);
+	assert_null(m);
+	assert_string_equal(err.msg, "an empty SPEC names no map");
+	assert_int_equal(nt_map_load_spec(missing, path, &m, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot read map file"));
+	assert_non_null(strstr(err.msg, missing));
+	assert_int_equal(nt_map_load_spec("GPU-0000000", path, &m, &err), -1);
+	assert_non_null(strstr(err.msg, "is the start of 2 GPU UUIDs"));
+	assert_int_equal(nt_map_load_spec("7", path, &m, &err), -1);
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(nt_map_load_spec("latest", missing, &m, &err), -1);
+	assert_non_null(strstr(err.msg, "no map store at"));
+	assert_null(m);
+	nt_map_free(a);
+	nt_map_free(b);
+	free(path);
+	free(json);
+	free(csv);
+	free(missing);
+}
+
 static void test_find_same(void **state)
 {
 	char *path = path_in(state, "same.db");
@@ -491,6 +552,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_map_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_uuid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_spec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_default, setup, teardown),
