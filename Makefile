@@ -143,7 +143,7 @@ $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/gpu/cudrv.def
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
 
-test: test-unit test-cli
+test: test-lint test-unit test-cli
 test-lint:
 	@CORE_LAYERS='$(CORE_LAYERS)' tests/lint/layers.sh
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
