@@ -1,4 +1,6 @@
-/* Building a report from trace files (report.h). */
+/* Building a report from trace files (report.h): each trace's devices,
+ * maps and launches, the replay of each launch, and the sums;
+ * report_fit.c fits the kernels in between. */
 #include "report/report.h"
 
 #include <math.h>
@@ -6,37 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_impl.h"
 #include "util/demangle.h"
-#include "trace/trace.h"
-
-#define MAX_DEVICES 64
-
-/* One traced launch as the first pass sees it. */
-struct ldesc {
-	int64_t launch;
-	int64_t blocks;		/* records, from the launch row */
-	int device, kernel;	/* kernel: index into the report's kernels */
-	int32_t max_bps;
-};
-
-/* What one trace file needs while it is read. */
-struct tstate {
-	struct nt_report *r;
-	struct nt_trace *t;
-	int trace;
-	struct nt_map *maps[MAX_DEVICES];
-	int sm_count[MAX_DEVICES];
-	char uuid[MAX_DEVICES][NT_UUID_LEN];
-	struct ldesc *ld;
-	size_t n_ld, cap_ld;
-	/* per kernel, the blocks kept for its fit */
-	struct nt_attrib_block **fb;
-	size_t *n_fb, *seen_fb;
-	int cap_k;
-	uint64_t rng;
-	struct nt_err *err;
-	int failed;
-};
 
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
 {
@@ -90,6 +63,7 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	}
 	e = &r->kernels[r->n_kernels];
 	memset(e, 0, sizeof(*e));
+	e->lat_median = NAN;
 	e->name = strdup(name);
 	/* traces from processes without a demangler at hand have none */
 	e->demangled = k && k->demangled ? strdup(k->demangled) : nt_demangle(name);
@@ -107,13 +81,16 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kernel *k, void *arg)
 {
 	struct tstate *ts = arg;
+	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
 	struct ldesc *d;
 	int ki;
 
-	ts->r->traces[ts->trace].launches++;
+	tr->launches++;
+	if (l->traced && l->t_start_ns >= 0 && (tr->t_first_ns < 0 || l->t_start_ns < tr->t_first_ns))
+		tr->t_first_ns = l->t_start_ns;
 	if (!l->traced || l->blocks <= 0)
 		return 0;
-	ts->r->traces[ts->trace].traced++;
+	tr->traced++;
 	if (l->device < 0 || l->device >= MAX_DEVICES) {
 		nt_err_set(ts->err, "launch %lld: device %d out of range", (long long)l->launch, l->device);
 		return ts->failed = -1;
@@ -126,6 +103,8 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 	d = &ts->ld[ts->n_ld++];
 	d->launch = l->launch;
 	d->blocks = l->blocks;
+	d->t_start_ns = l->t_start_ns;
+	d->t_end_ns = l->t_end_ns;
 	d->device = l->device;
 	d->kernel = ki;
 	d->max_bps = l->max_blocks_per_sm;
@@ -135,7 +114,9 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 static int on_device(const struct nt_trace_device *d, void *arg)
 {
 	struct tstate *ts = arg;
-	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
+	struct nt_report *r = ts->r;
+	struct nt_report_trace *tr = &r->traces[ts->trace];
+	struct nt_report_device *e;
 
 	if (d->device < 0 || d->device >= MAX_DEVICES)
 		return 0;
@@ -144,95 +125,69 @@ static int on_device(const struct nt_trace_device *d, void *arg)
 		memcpy(tr->gpu, d->name, sizeof(tr->gpu));
 		tr->sm_count = d->sm_count;
 	}
-	ts->sm_count[d->device] = d->sm_count;
-	memcpy(ts->uuid[d->device], d->uuid, NT_UUID_LEN);
+	if (!(e = realloc(r->devices, (r->n_devices + 1) * sizeof(*e)))) {
+		nt_err_set(ts->err, "out of memory");
+		return ts->failed = -1;
+	}
+	r->devices = e;
+	e = &r->devices[r->n_devices];
+	memset(e, 0, sizeof(*e));
+	e->trace = ts->trace;
+	e->device = d->device;
+	memcpy(e->uuid, d->uuid, sizeof(e->uuid));
+	memcpy(e->name, d->name, sizeof(e->name));
+	e->sm_count = d->sm_count;
+	ts->dev[d->device] = r->n_devices++;
 	return 0;
 }
 
-/* One launch's block records, in block-id order. */
-struct blocks {
-	size_t n, cap;
-	int32_t *sm;
-	int64_t *t0, *t1;
-	double *cyc;
-};
-
-static int on_block(const struct nt_trace_block *b, void *arg)
+static struct nt_report_device *device_of(struct tstate *ts, int ordinal)
 {
-	struct blocks *bl = arg;
-
-	if (bl->n == bl->cap) {
-		size_t cap = bl->cap ? 2 * bl->cap : 1024;
-		int32_t *sm = realloc(bl->sm, cap * sizeof(*sm));
-		int64_t *t0 = sm ? realloc(bl->t0, cap * sizeof(*t0)) : NULL;
-		int64_t *t1 = t0 ? realloc(bl->t1, cap * sizeof(*t1)) : NULL;
-		double *cyc = t1 ? realloc(bl->cyc, cap * sizeof(*cyc)) : NULL;
-
-		if (sm)
-			bl->sm = sm;
-		if (t0)
-			bl->t0 = t0;
-		if (t1)
-			bl->t1 = t1;
-		if (!cyc)
-			return -1;
-		bl->cyc = cyc;
-		bl->cap = cap;
-	}
-	bl->sm[bl->n] = b->sm;
-	bl->t0[bl->n] = b->t_start_ns;
-	bl->t1[bl->n] = b->t_end_ns;
-	bl->cyc[bl->n] = (double)(b->c_end - b->c_start);
-	bl->n++;
-	return 0;
+	return ts->dev[ordinal] < 0 ? NULL : &ts->r->devices[ts->dev[ordinal]];
 }
 
-static uint64_t rnd(uint64_t *s)
+struct nt_map *nt_report_map(struct tstate *ts, int ordinal)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	struct nt_report_device *d = device_of(ts, ordinal);
+
+	return d ? d->map : NULL;
 }
 
-/* Keep at most NT_REPORT_FIT_BLOCKS of a kernel's blocks: a reservoir
- * sample, reproducible (fixed seed). */
-static int keep_for_fit(struct tstate *ts, int k, const struct nt_attrib_block *b)
+int nt_report_sm_count(struct tstate *ts, int ordinal)
 {
-	size_t *n = &ts->n_fb[k], seen = ++ts->seen_fb[k];
+	struct nt_report_device *d = device_of(ts, ordinal);
 
-	if (*n < NT_REPORT_FIT_BLOCKS) {
-		size_t cap = *n;	/* grows in powers of two from 1024 */
-		struct nt_attrib_block *a = ts->fb[k];
-
-		if (!*n || (*n >= 1024 && !(*n & (*n - 1)))) {
-			cap = *n ? 2 * *n : 1024;
-			a = realloc(a, cap * sizeof(*a));
-			if (!a)
-				return -1;
-			ts->fb[k] = a;
-		}
-		a[(*n)++] = *b;
-		return 0;
-	}
-	{
-		uint64_t j = rnd(&ts->rng) % seen;
-
-		if (j < NT_REPORT_FIT_BLOCKS)
-			ts->fb[k][j] = *b;
-	}
-	return 0;
+	return d ? d->sm_count : 0;
 }
 
-/* Slots per SM for a launch's replay: the occupancy calculator's limit
- * (launches.max_blocks_per_sm) or, when smaller, the most blocks the
- * records show running at once on one SM.  The limit alone can be far
- * above what a small grid used and would let the counterfactuals stack
- * blocks on the fast SMs as if co-resident blocks never slowed each
- * other; the records alone overstate it on multi-wave launches (a block
- * is seen starting before its predecessor's exit is recorded).
- * *observed: 1 when the records' figure was used. */
-static int launch_slots(const struct ldesc *d, const struct nt_replay_block *rb, size_t n, int *observed)
+/* Each device's map: the trace's, else get_map's for a device with
+ * traced launches.  has_map says whether every device with traced
+ * launches has one (a launch on a device the trace does not list has
+ * none). */
+static void find_maps(struct tstate *ts, nt_report_map_fn get_map, void *arg)
+{
+	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
+	unsigned char used[MAX_DEVICES] = { 0 };
+
+	for (size_t i = 0; i < ts->n_ld; i++)
+		used[ts->ld[i].device] = 1;
+	tr->has_map = 1;
+	for (int o = 0; o < MAX_DEVICES; o++) {
+		struct nt_report_device *d = device_of(ts, o);
+
+		if (d && !nt_trace_get_map(ts->t, d->uuid, &d->map, NULL))
+			d->map_in_trace = 1;
+		else if (used[o] && (!d || !get_map || get_map(d->uuid, &d->map, arg)))
+			tr->has_map = 0;
+	}
+}
+
+/* The limit alone can be far above what a small grid used and would let
+ * the counterfactuals stack blocks on the fast SMs as if co-resident
+ * blocks never slowed each other; the records alone overstate it on
+ * multi-wave launches (a block is seen starting before its predecessor's
+ * exit is recorded). */
+int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *rb, size_t n, int *observed)
 {
 	int seen = 0;
 
@@ -244,93 +199,7 @@ static int launch_slots(const struct ldesc *d, const struct nt_replay_block *rb,
 	return d->max_bps > 0 ? d->max_bps : 1;
 }
 
-static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct blocks *bl)
-{
-	struct nt_replay_block *rb = NULL;
-	int32_t *wave = NULL, *cores = NULL;
-	int slots, observed, ret = -1, n_sm = ts->sm_count[d->device];
-
-	bl->n = 0;
-	if (nt_trace_foreach_block(ts->t, d->launch, on_block, bl, ts->err))
-		return -1;
-	if (!bl->n)
-		return 0;
-	rb = malloc(bl->n * sizeof(*rb));
-	wave = malloc(bl->n * sizeof(*wave));
-	cores = malloc(bl->n * sizeof(*cores));
-	if (!rb || !wave || !cores) {
-		nt_err_set(ts->err, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < bl->n; i++) {
-		rb[i].t_start_ns = bl->t0[i];
-		rb[i].t_end_ns = bl->t1[i];
-		rb[i].sm = bl->sm[i];
-	}
-	slots = launch_slots(d, rb, bl->n, &observed);
-	if (nt_attrib_waves(bl->t0, bl->n, (int64_t)slots * (n_sm > 0 ? n_sm : 1), wave, ts->err) ||
-	    nt_attrib_coresidency(bl->sm, bl->t0, bl->t1, bl->n, cores, ts->err))
-		goto out;
-	for (size_t i = 0; i < bl->n; i++) {
-		struct nt_attrib_block ab = { bl->sm[i], wave[i], cores[i], d->launch,
-					      (double)(bl->t1[i] - bl->t0[i]), bl->cyc[i] };
-
-		if (keep_for_fit(ts, d->kernel, &ab)) {
-			nt_err_set(ts->err, "out of memory");
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	free(rb);
-	free(wave);
-	free(cores);
-	return ret;
-}
-
-/* The fit's sample of each kernel: every launch while the kernel has at
- * most NT_REPORT_FIT_BLOCKS blocks in all, else every stride-th launch
- * (stride = blocks / NT_REPORT_FIT_BLOCKS, rounded up), spread over the
- * run; reading and preparing the others would cost most of the report's
- * time for nothing (the reservoir in keep_for_fit bounds the rest).
- * Counts come from the launch rows, so every launch is counted. */
-static int fit_samples(struct tstate *ts, struct blocks *bl)
-{
-	struct nt_report *r = ts->r;
-	int64_t *total = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*total));
-	int *seen = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*seen));
-	int ret = -1;
-
-	if (!total || !seen) {
-		nt_err_set(ts->err, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < ts->n_ld; i++) {
-		struct nt_report_kernel *k = &r->kernels[ts->ld[i].kernel];
-
-		total[ts->ld[i].kernel] += ts->ld[i].blocks;
-		k->launches++;
-		k->blocks += ts->ld[i].blocks;
-	}
-	for (size_t i = 0; i < ts->n_ld; i++) {
-		int ki = ts->ld[i].kernel;
-		int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
-
-		if (seen[ki]++ % (stride > 0 ? stride : 1))
-			continue;
-		if (first_pass_launch(ts, &ts->ld[i], bl))
-			goto out;
-	}
-	ret = 0;
-out:
-	free(total);
-	free(seen);
-	return ret;
-}
-
-/* The map's latencies with unmeasured SMs at the mean: the replay needs
- * a value for every SM. */
-static double *replay_lat(const struct nt_map *m, int n_sm)
+double *nt_report_replay_lat(const struct nt_map *m, int n_sm)
 {
 	double *lat = malloc((n_sm > 0 ? n_sm : 1) * sizeof(*lat)), sum = 0;
 	int used = 0;
@@ -345,30 +214,10 @@ static double *replay_lat(const struct nt_map *m, int n_sm)
 	return lat;
 }
 
-/* A persistent kernel's work share per SM by the kernel's fit (replay.h:
- * in proportion to 1 / rho).  Left NULL when the fit gives some SM no
- * positive time, or out of memory: the report then has no shares. */
-static void kernel_shares(struct nt_report_kernel *k, const struct nt_map *m, int n_sm)
-{
-	double *lat = replay_lat(m, n_sm), *rho = malloc(n_sm * sizeof(*rho)), sum = 0;
-
-	if (lat && rho && !nt_replay_rho(lat, n_sm, k->fit.intercept_ns, k->fit.slope_ns, rho, NULL)) {
-		for (int s = 0; s < n_sm; s++)
-			sum += 1 / rho[s];
-		for (int s = 0; s < n_sm; s++)
-			rho[s] = 1 / rho[s] / (sum / n_sm);
-		k->shares = rho;
-		k->n_shares = n_sm;
-		rho = NULL;
-	}
-	free(lat);
-	free(rho);
-}
-
 static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_launch *out)
 {
 	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
-	struct nt_map *m = ts->maps[d->device];
+	struct nt_map *m = nt_report_map(ts, d->device);
 	struct nt_replay_input in = { 0 };
 	struct nt_replay_block *rb = NULL;
 	double *lat = NULL;
@@ -379,15 +228,18 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	out->trace = ts->trace;
 	out->kernel = d->kernel;
 	out->launch = d->launch;
+	out->blocks = d->blocks;
+	out->t_start_ns = d->t_start_ns;
+	out->t_end_ns = d->t_end_ns;
 	if (nt_replay_read_launch(ts->t, d->launch, &rb, &n, &err) || !n) {
 		snprintf(out->why, sizeof(out->why), "%.95s", n ? err.msg : "no blocks");
 		goto out;
 	}
-	in.n_sm = ts->sm_count[d->device];
-	in.slots = out->slots = launch_slots(d, rb, n, &out->slots_observed);
+	in.n_sm = nt_report_sm_count(ts, d->device);
+	in.slots = out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
 	in.blocks = rb;
 	in.n_blocks = n;
-	if (m && k->fitted && k->fit.fitted && (lat = replay_lat(m, in.n_sm))) {
+	if (m && k->fitted && k->fit.fitted && (lat = nt_report_replay_lat(m, in.n_sm))) {
 		in.lat = lat;
 		in.slope = k->fit.slope_ns;
 	}
@@ -422,20 +274,23 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 {
 	struct tstate ts = { .r = r, .trace = ti, .rng = 0x9E3779B97F4A7C15ULL, .err = err };
 	struct nt_report_trace *tr = &r->traces[ti];
-	struct blocks bl = { 0 };
 	size_t first_launch = r->n_launches;
 	char buf[32];
 	int ret = -1, k0 = r->n_kernels;
 
 	ts.cap_k = r->n_kernels;
+	for (int d = 0; d < MAX_DEVICES; d++)
+		ts.dev[d] = -1;
+	tr->rank = -1;
+	tr->t_first_ns = -1;
+	tr->first_launch = first_launch;
 	if (nt_trace_open(tr->path, &ts.t, err))
 		return -1;
-	tr->rank = -1;
 	if (!nt_trace_get_meta(ts.t, "backend", buf, sizeof(buf), NULL))
 		snprintf(tr->backend, sizeof(tr->backend), "%.15s", buf);
 	if (!nt_trace_get_meta(ts.t, "rank", buf, sizeof(buf), NULL))
 		tr->rank = atoi(buf);
-	if (nt_trace_foreach_device(ts.t, on_device, &ts, err))
+	if (nt_trace_foreach_device(ts.t, on_device, &ts, err) || ts.failed)
 		goto out;
 	/* fb/n_fb/seen_fb are indexed by kernel: make room for the earlier
 	 * traces' kernels too, which this trace never touches. */
@@ -446,29 +301,9 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 	}
 	if (nt_trace_foreach_launch(ts.t, on_launch, &ts, err) || ts.failed)
 		goto out;
-	tr->has_map = 1;
-	for (size_t i = 0; i < ts.n_ld; i++) {
-		int dev = ts.ld[i].device;
-
-		if (ts.maps[dev])
-			continue;
-		if (nt_trace_get_map(ts.t, ts.uuid[dev], &ts.maps[dev], NULL) &&
-		    (!get_map || get_map(ts.uuid[dev], &ts.maps[dev], arg)))
-			tr->has_map = 0;
-	}
-	if (fit_samples(&ts, &bl))
+	find_maps(&ts, get_map, arg);
+	if (nt_report_fit_kernels(&ts, k0))
 		goto out;
-	for (int k = k0; k < r->n_kernels; k++) {
-		struct nt_report_kernel *e = &r->kernels[k];
-		struct nt_map *m = ts.maps[e->device];
-		struct nt_err ferr;
-
-		if (!m || !ts.n_fb[k])
-			continue;
-		e->fitted = !nt_attrib_fit(ts.fb[k], ts.n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
-		if (e->fitted && e->fit.fitted)
-			kernel_shares(e, m, ts.sm_count[e->device]);
-	}
 	{
 		void *p = realloc(r->launches, (r->n_launches + ts.n_ld + 1) * sizeof(*r->launches));
 
@@ -481,6 +316,7 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 	for (size_t i = 0; i < ts.n_ld; i++)
 		second_pass_launch(&ts, &ts.ld[i], &r->launches[first_launch + i]);
 	r->n_launches += ts.n_ld;
+	tr->n_launches = ts.n_ld;
 	ret = 0;
 out:
 	for (int k = 0; k < r->n_kernels && ts.fb; k++)
@@ -489,12 +325,6 @@ out:
 	free(ts.n_fb);
 	free(ts.seen_fb);
 	free(ts.ld);
-	free(bl.sm);
-	free(bl.t0);
-	free(bl.t1);
-	free(bl.cyc);
-	for (int d = 0; d < MAX_DEVICES; d++)
-		nt_map_free(ts.maps[d]);
 	nt_trace_close(ts.t);
 	return ret;
 }
@@ -550,7 +380,12 @@ void nt_report_free(struct nt_report *r)
 		free(r->kernels[k].name);
 		free(r->kernels[k].demangled);
 		free(r->kernels[k].shares);
+		free(r->kernels[k].sm_blocks);
+		free(r->kernels[k].sm_median_ns);
 	}
+	for (int d = 0; d < r->n_devices; d++)
+		nt_map_free(r->devices[d].map);
+	free(r->devices);
 	free(r->traces);
 	free(r->kernels);
 	free(r->launches);
