@@ -2,7 +2,8 @@
  * The report as CSV files in a folder, for pandas and spreadsheets:
  * kernels.csv (one row per kernel, the fit and the sums), launches.csv
  * (one row per traced launch, the replay) and blocks.csv (every block
- * record of the analysed launches, read again from the trace files).
+ * record of the analysed launches, as nt_report_foreach_block streams
+ * them).
  * The folder is made if missing; existing files are never overwritten.
  */
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "trace/trace.h"
 
 static FILE *create(const char *dir, const char *name, struct nt_err *err)
 {
@@ -100,41 +100,26 @@ static void launches(FILE *f, const struct nt_report *r)
 
 struct bctx {
 	FILE *f;
-	int trace;
-	int64_t launch;
+	const struct nt_report *r;
 };
 
-static int on_block(const struct nt_trace_block *b, void *arg)
+static int on_block(const struct nt_report_block *b, void *arg)
 {
-	struct bctx *c = arg;
+	const struct bctx *c = arg;
+	const struct nt_report_launch *l = &c->r->launches[b->launch];
 
-	fprintf(c->f, "%d,%lld,%lld,%d,%lld,%lld,%lld,%lld,%d\n", c->trace, (long long)c->launch,
+	fprintf(c->f, "%d,%lld,%lld,%d,%lld,%lld,%lld,%lld,%d\n", l->trace, (long long)l->launch,
 		(long long)b->block, b->sm, (long long)b->t_start_ns, (long long)b->t_end_ns,
-		(long long)(b->t_end_ns - b->t_start_ns), (long long)(b->c_end - b->c_start), b->warps);
+		(long long)(b->t_end_ns - b->t_start_ns), (long long)b->cycles, b->warps);
 	return 0;
 }
 
 static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
 {
-	fprintf(f, "trace,launch,block,sm,t_start_ns,t_end_ns,ns,cycles,warps\n");
-	for (int ti = 0; ti < r->n_traces; ti++) {
-		struct bctx c = { f, ti, 0 };
-		struct nt_trace *t;
+	struct bctx c = { f, r };
 
-		if (nt_trace_open(r->traces[ti].path, &t, err))
-			return -1;
-		for (size_t i = 0; i < r->n_launches; i++) {
-			if (r->launches[i].trace != ti)
-				continue;
-			c.launch = r->launches[i].launch;
-			if (nt_trace_foreach_block(t, c.launch, on_block, &c, err)) {
-				nt_trace_close(t);
-				return -1;
-			}
-		}
-		nt_trace_close(t);
-	}
-	return 0;
+	fprintf(f, "trace,launch,block,sm,t_start_ns,t_end_ns,ns,cycles,warps\n");
+	return nt_report_foreach_block(r, 0, r->n_launches, on_block, &c, err);
 }
 
 static const char *const files[] = { "kernels.csv", "launches.csv", "blocks.csv" };

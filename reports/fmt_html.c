@@ -1,12 +1,12 @@
 /*
  * The report as one self-contained HTML page (--html FILE): the traces
- * and program figures, each GPU's SM latency heat map (the map inside a
- * trace), the kernels table, the duration-vs-latency scatter of the top
- * fitted kernels, a per-SM block timeline of the top kernel's longest
- * credible launch, and the launches.  Inline SVG and a small style
- * sheet; no script, nothing fetched.  Like fmt_perfetto.c it reads the
- * block records (and maps) again from the trace files.  This file
- * assembles the page; the scatters and the timeline are fmt_html_svg.c's.
+ * and program figures, each GPU's SM latency heat map (the map the report
+ * used: the trace's, else --map's or the store's), the kernels table, the
+ * duration-vs-latency scatter of the top fitted kernels, a per-SM block
+ * timeline of the top kernel's longest credible launch, and the
+ * launches.  Inline SVG and a small style sheet; no script, nothing
+ * fetched.  This file assembles the page; the scatters and the timeline
+ * are fmt_html_svg.c's.
  *
  * Every string from a trace (paths, names, UUIDs, error text) goes
  * through nt_xml_escape(); numbers go through printf (LC_NUMERIC stays "C")
@@ -20,9 +20,6 @@
 #include "fmt_html.h"
 #include "format.h"
 #include "map/heatmap.h"
-#include "trace/trace.h"
-
-#define MAX_GPUS 64
 
 static const char style[] =
 	"body{font:14px/1.4 sans-serif;color:#222;max-width:1120px;margin:1em auto;padding:0 1em}\n"
@@ -78,40 +75,31 @@ const char *html_kname(const struct nt_report_kernel *k)
 	return k->demangled ? k->demangled : k->name;
 }
 
-/* the traces' devices and maps */
+/* the traces' GPUs and their maps */
 
-struct gpu {
-	char uuid[NT_UUID_LEN];
-	char name[96];
-	struct nt_map *map;	/* from the first trace that carries one */
-};
-
-struct gpus {
-	struct gpu g[MAX_GPUS];
-	int n;
-	struct nt_trace *t;
-};
-
-static int on_device(const struct nt_trace_device *d, void *arg)
+/* The device to show GPU d of the report as: NULL when an earlier device
+ * is of the same GPU (it is shown once), else the first of that GPU with
+ * a map, one from a trace first, else d itself. */
+static const struct nt_report_device *gpu_shown(const struct nt_report *r, int d)
 {
-	struct gpus *gs = arg;
-	int i;
+	const struct nt_report_device *best = &r->devices[d];
 
-	for (i = 0; i < gs->n && strcmp(gs->g[i].uuid, d->uuid); i++)
-		;
-	if (i == gs->n && gs->n < MAX_GPUS) {
-		snprintf(gs->g[i].uuid, sizeof(gs->g[i].uuid), "%s", d->uuid);
-		snprintf(gs->g[i].name, sizeof(gs->g[i].name), "%s", d->name);
-		gs->n++;
+	for (int i = 0; i < r->n_devices; i++) {
+		const struct nt_report_device *e = &r->devices[i];
+
+		if (strcmp(e->uuid, r->devices[d].uuid))
+			continue;
+		if (i < d)
+			return NULL;
+		if (e->map && (!best->map || (e->map_in_trace && !best->map_in_trace)))
+			best = e;
 	}
-	if (i < gs->n && !gs->g[i].map)
-		nt_trace_get_map(gs->t, d->uuid, &gs->g[i].map, NULL);
-	return 0;
+	return best;
 }
 
 /* nt_heatmap_svg's document, without its XML declaration and with its
  * gradient's id made unique in the page. */
-static int put_heatmap(struct html_page *p, const struct gpu *g)
+static int put_heatmap(struct html_page *p, const struct nt_report_device *g)
 {
 	char *buf = NULL, *s, *q, title[192];
 	size_t len = 0;
@@ -147,45 +135,36 @@ static int put_heatmap(struct html_page *p, const struct gpu *g)
 
 static int heatmaps(struct html_page *p)
 {
-	struct gpus *gs = calloc(1, sizeof(*gs));
-	int ret = -1;
+	const struct nt_report *r = p->r;
+	int shown = 0;
 
-	if (!gs)
-		return -1;
-	for (int i = 0; i < p->r->n_traces; i++) {
-		if (nt_trace_open(p->r->traces[i].path, &gs->t, NULL))
-			goto out;
-		ret = nt_trace_foreach_device(gs->t, on_device, gs, NULL);
-		nt_trace_close(gs->t);
-		if (ret)
-			goto out;
-		ret = -1;
-	}
 	fputs("<h2>SM L2 latency</h2>\n", p->f);
-	if (!gs->n)
-		fputs("<p class=\"note\">The traces name no GPU.</p>\n", p->f);
-	for (int i = 0; i < gs->n; i++) {
+	for (int i = 0; i < r->n_devices; i++) {
+		const struct nt_report_device *g = gpu_shown(r, i);
+
+		if (!g)
+			continue;
+		shown++;
 		fputs("<h3>", p->f);
-		nt_xml_escape(p->f, gs->g[i].name);
+		nt_xml_escape(p->f, g->name);
 		fputs(" <code>", p->f);
-		nt_xml_escape(p->f, gs->g[i].uuid);
+		nt_xml_escape(p->f, g->uuid);
 		fputs("</code></h3>\n", p->f);
-		if (!gs->g[i].map) {
-			fputs("<p class=\"note\">no map in the trace</p>\n", p->f);
+		if (!g->map) {
+			fputs("<p class=\"note\">no map in the trace, nor one taken from --map or the store</p>\n",
+			      p->f);
 			continue;
 		}
 		fputs("<figure>\n", p->f);
-		if (put_heatmap(p, &gs->g[i]))
-			goto out;
-		fputs("<figcaption>Chain-map L2 hit latency per SM (smid order, 16 a row), "
-		      "from the calibration map inside the trace.</figcaption></figure>\n", p->f);
+		if (put_heatmap(p, g))
+			return -1;
+		fprintf(p->f, "<figcaption>Chain-map L2 hit latency per SM (smid order, 16 a row), from "
+			"%s.</figcaption></figure>\n", g->map_in_trace ? "the calibration map inside the trace" :
+			"the map given with --map or the store's (the trace carries none)");
 	}
-	ret = 0;
-out:
-	for (int i = 0; i < gs->n; i++)
-		nt_map_free(gs->g[i].map);
-	free(gs);
-	return ret;
+	if (!shown)
+		fputs("<p class=\"note\">The traces name no GPU.</p>\n", p->f);
+	return 0;
 }
 
 /* header, program, kernels, launches */
@@ -351,7 +330,8 @@ static int write_html(FILE *f, const struct nt_report *r, const struct nt_format
 	if (r->n_launches) {
 		shown = o->top > 0 && o->top < r->n_kernels ? o->top : r->n_kernels;
 		kernels(f, r, idx, shown);
-		if (html_scatters(&p, shown) || html_timeline(&p))
+		html_scatters(&p, shown);
+		if (html_timeline(&p))
 			goto out;
 		launches(f, r, rank);
 	}

@@ -36,13 +36,13 @@ void html_num(FILE *f, const char *fmt, double v);
 const char *html_kname(const struct nt_report_kernel *k);
 
 /* fmt_html_svg.c: whole sections, heading included, and only when the
- * report has launches (p->idx set).  0, or -1 when a trace could not be
- * read again or memory ran out. */
+ * report has launches (p->idx set). */
 
 /* A scatter for each of the first few (SCATTER_KERNELS) fitted kernels
  * among the `shown` top ones. */
-int html_scatters(struct html_page *p, int shown);
-/* The per-SM block timeline of the top kernel's longest credible launch. */
+void html_scatters(struct html_page *p, int shown);
+/* The per-SM block timeline of the top kernel's longest credible launch:
+ * 0, or -1 when its blocks could not be read or memory ran out. */
 int html_timeline(struct html_page *p);
 
 #endif

@@ -3,9 +3,10 @@
  * duration-vs-latency scatter of a kernel (per-SM median block time
  * against the SM's L2 latency, with the fit's line and CI band) and the
  * per-SM block timeline of one launch, each a section of the page with
- * its heading and caption.  The block records and the map come again
- * from the trace files; numbers are printed only when finite, strings
- * only through nt_xml_escape(), as in the rest of the page.
+ * its heading and caption.  The scatter draws the report's per-SM
+ * medians and map; the timeline's blocks are streamed from the report
+ * (nt_report_foreach_block).  Numbers are printed only when finite,
+ * strings only through nt_xml_escape(), as in the rest of the page.
  */
 #include <math.h>
 #include <stdint.h>
@@ -16,7 +17,6 @@
 #include "report/attrib.h"
 #include "fmt_html.h"
 #include "map/heatmap.h"
-#include "trace/trace.h"
 
 #define SCATTER_KERNELS 5
 #define TIMELINE_BLOCKS 20000	/* rects drawn at most */
@@ -115,73 +115,15 @@ static void svg_open(FILE *f, double w, double h, const char *title1, const char
 
 /* duration vs latency */
 
-/* The uuid of device ordinal `device` of a trace. */
-struct find_dev {
-	int device;
-	char uuid[NT_UUID_LEN];
-};
-
-static int on_find_dev(const struct nt_trace_device *d, void *arg)
-{
-	struct find_dev *fd = arg;
-
-	if (d->device == fd->device)
-		snprintf(fd->uuid, sizeof(fd->uuid), "%s", d->uuid);
-	return 0;
-}
-
-static struct nt_map *device_map(struct nt_trace *t, int device)
-{
-	struct find_dev fd = { .device = device };
-	struct nt_map *m = NULL;
-
-	if (nt_trace_foreach_device(t, on_find_dev, &fd, NULL) || !fd.uuid[0] ||
-	    nt_trace_get_map(t, fd.uuid, &m, NULL))
-		return NULL;
-	return m;
-}
-
-struct blockbuf {
-	struct nt_attrib_block *b;
-	size_t n, cap, max;
-};
-
-static int on_fit_block(const struct nt_trace_block *tb, void *arg)
-{
-	struct blockbuf *bb = arg;
-
-	if (bb->n == bb->max)
-		return 0;
-	if (bb->n == bb->cap) {
-		size_t cap = bb->cap ? 2 * bb->cap : 1024;
-		void *q = realloc(bb->b, cap * sizeof(*bb->b));
-
-		if (!q)
-			return -1;
-		bb->b = q;
-		bb->cap = cap;
-	}
-	bb->b[bb->n++] = (struct nt_attrib_block){ tb->sm, 0, 0, tb->launch,
-						   (double)(tb->t_end_ns - tb->t_start_ns),
-						   (double)(tb->c_end - tb->c_start) };
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The scatter of per-SM medians (µs) against latency (cycles), the
  * Theil-Sen line and the band of the slope's CI pivoting on the line at
  * the median latency. */
-static void scatter_svg(struct html_page *p, const struct nt_report_kernel *k, const double *lat,
-			const double *med, const int *count, int n_sm, double x0)
+static void scatter_svg(struct html_page *p, const struct nt_report_kernel *k)
 {
 	FILE *f = p->f;
 	const struct nt_kernel_fit *fit = &k->fit;
+	const double *lat = k->map->chain, *med = k->sm_median_ns, x0 = k->lat_median;
+	const int *count = k->sm_blocks, n_sm = k->map->n_sm;
 	struct plot pl = { .left = 70, .top = 16, .w = 520, .h = 300 };
 	double a = fit->intercept_ns / 1e3, s = fit->slope_ns / 1e3;
 	double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
@@ -223,69 +165,22 @@ static void scatter_svg(struct html_page *p, const struct nt_report_kernel *k, c
 	fputs("</g>\n</svg>\n", f);
 }
 
-static int scatter(struct html_page *p, int rank, int ki)
+static void scatter(struct html_page *p, int rank, const struct nt_report_kernel *k)
 {
-	const struct nt_report *r = p->r;
-	const struct nt_report_kernel *k = &r->kernels[ki];
-	struct blockbuf bb = { .max = NT_REPORT_FIT_BLOCKS };
-	struct nt_trace *t = NULL;
-	struct nt_map *m = NULL;
-	double *med = NULL, *xs = NULL, x0;
-	int *count = NULL, n = 0, ret = -1;
-
 	fprintf(p->f, "<div><h3>#%d ", rank + 1);
 	html_esc_short(p->f, html_kname(k), HTML_NAME_CHARS);
-	fputs("</h3>\n", p->f);
-	if (nt_trace_open(r->traces[k->trace].path, &t, NULL))
-		return -1;
-	if (!(m = device_map(t, k->device))) {
-		fputs("<p class=\"note\">The map is not in the trace (it came from --map or the store): "
-		      "no scatter.</p>\n", p->f);
-		ret = 0;
-		goto out;
-	}
-	for (size_t i = 0; i < r->n_launches; i++)
-		if (r->launches[i].kernel == ki &&
-		    nt_trace_foreach_block(t, r->launches[i].launch, on_fit_block, &bb, NULL))
-			goto out;
-	med = malloc(m->n_sm * sizeof(*med));
-	xs = malloc(m->n_sm * sizeof(*xs));
-	count = malloc(m->n_sm * sizeof(*count));
-	if (!med || !xs || !count || nt_attrib_sm_medians(bb.b, bb.n, m->n_sm, count, med, NULL, NULL))
-		goto out;
-	for (int i = 0; i < m->n_sm; i++)
-		if (count[i] >= NT_ATTRIB_MIN_BLOCKS && isfinite(m->chain[i]))
-			xs[n++] = m->chain[i];
-	if (!n) {
-		fputs("<p class=\"note\">No SM has enough blocks.</p>\n", p->f);
-		ret = 0;
-		goto out;
-	}
-	qsort(xs, n, sizeof(*xs), cmp_double);
-	x0 = n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-	fputs("<figure>\n", p->f);
-	scatter_svg(p, k, m->chain, med, count, m->n_sm, x0);
+	fputs("</h3>\n<figure>\n", p->f);
+	scatter_svg(p, k);
 	fprintf(p->f, "<figcaption>One dot per SM: the median time of its blocks%s. Line: Theil&#8211;Sen, "
 		"%.1f ns per cycle of latency; band: its 95%% CI [%.1f, %.1f] about the median latency "
-		"(%.1f cycles). %d SMs, R&#178; ", bb.n == bb.max ? " (the first blocks only)" : "",
-		k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, x0, n);
+		"(%.1f cycles). %d SMs, R&#178; ", k->fit.n_blocks < k->blocks ? " (the fit's sample of them)" : "",
+		k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->lat_median, k->fit.n_sm_used);
 	html_num(p->f, "%.2f", k->fit.r2);
-	fprintf(p->f, ", effect %.2f%% of a block (%s).</figcaption></figure>\n", k->fit.effect_pct,
+	fprintf(p->f, ", effect %.2f%% of a block (%s).</figcaption></figure>\n</div>\n", k->fit.effect_pct,
 		k->fit.confidence);
-	ret = 0;
-out:
-	if (!ret)
-		fputs("</div>\n", p->f);
-	free(bb.b);
-	free(med);
-	free(xs);
-	free(count);
-	nt_map_free(m);
-	nt_trace_close(t);
-	return ret;
 }
 
-int html_scatters(struct html_page *p, int shown)
+void html_scatters(struct html_page *p, int shown)
 {
 	int drawn = 0;
 
@@ -295,14 +190,12 @@ int html_scatters(struct html_page *p, int shown)
 
 		if (!k->fitted || !k->fit.fitted)
 			continue;
-		if (scatter(p, i, p->idx[i]))
-			return -1;
+		scatter(p, i, k);
 		drawn++;
 	}
 	fputs("</div>\n", p->f);
 	if (!drawn)
 		fputs("<p class=\"note\">No kernel has a fit (no map, or too few SMs).</p>\n", p->f);
-	return 0;
 }
 
 /* per-SM block timeline */
@@ -320,7 +213,7 @@ struct tl {
 	size_t nb;
 };
 
-static int on_tl_scan(const struct nt_trace_block *b, void *arg)
+static int on_tl_scan(const struct nt_report_block *b, void *arg)
 {
 	struct tl *tl = arg;
 	int64_t d = b->t_end_ns - b->t_start_ns;
@@ -344,7 +237,7 @@ static int on_tl_scan(const struct nt_trace_block *b, void *arg)
 	return 0;
 }
 
-static int on_tl_keep(const struct nt_trace_block *b, void *arg)
+static int on_tl_keep(const struct nt_report_block *b, void *arg)
 {
 	struct tl *tl = arg;
 
@@ -426,7 +319,6 @@ int html_timeline(struct html_page *p)
 	const struct nt_report_kernel *k = &r->kernels[ki];
 	const struct nt_report_launch *best = NULL;
 	struct tl tl = { .max_sm = -1 };
-	struct nt_trace *t = NULL;
 
 	fputs("<h2>Block timeline</h2>\n", p->f);
 	for (size_t i = 0; i < r->n_launches; i++) {
@@ -440,8 +332,7 @@ int html_timeline(struct html_page *p)
 		fputs("<p class=\"note\">The top kernel has no credible launch.</p>\n", p->f);
 		return 0;
 	}
-	if (nt_trace_open(r->traces[best->trace].path, &t, NULL) ||
-	    nt_trace_foreach_block(t, best->launch, on_tl_scan, &tl, NULL))
+	if (nt_report_foreach_block(r, (size_t)(best - r->launches), 1, on_tl_scan, &tl, NULL))
 		goto out;
 	if (!tl.n) {
 		fputs("<p class=\"note\">Its blocks name no SM in range.</p>\n", p->f);
@@ -449,7 +340,7 @@ int html_timeline(struct html_page *p)
 		goto out;
 	}
 	if (!(tl.b = malloc((tl.n < TIMELINE_BLOCKS ? tl.n : TIMELINE_BLOCKS) * sizeof(*tl.b))) ||
-	    nt_trace_foreach_block(t, best->launch, on_tl_keep, &tl, NULL))
+	    nt_report_foreach_block(r, (size_t)(best - r->launches), 1, on_tl_keep, &tl, NULL))
 		goto out;
 	rows = tl.max_sm + 1 > r->traces[best->trace].sm_count ? tl.max_sm + 1 : r->traces[best->trace].sm_count;
 	lanes = assign_lanes(tl.b, tl.nb);
@@ -467,6 +358,5 @@ int html_timeline(struct html_page *p)
 	ret = 0;
 out:
 	free(tl.b);
-	nt_trace_close(t);
 	return ret;
 }
