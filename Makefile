@@ -156,7 +156,9 @@ test-html: $(BUILD)/nucatrace
 
 # Programs the GPU tests trace (tests/gpu/progs): nvcc's default static cudart.
 # Also: the same program with shared cudart, and one on the driver API alone.
-GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,$(wildcard tests/gpu/progs/*.cu)) \
+# (validate.cu is built on its own, below, for more GPUs.)
+GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,\
+                 $(filter-out tests/gpu/progs/validate.cu,$(wildcard tests/gpu/progs/*.cu))) \
              $(BUILD)/tests/gpu/blocks_shared $(BUILD)/tests/gpu/drvapi
 $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 	@mkdir -p $(dir $@)
@@ -168,8 +170,8 @@ $(BUILD)/tests/gpu/drvapi: tests/gpu/progs/drvapi.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 
-# The report's validation workloads (kernels/validate.cu, docs/validation.md).
-$(BUILD)/validate: kernels/validate.cu
+# The report's validation workloads (tests/gpu/progs/validate.cu, docs/validation.md).
+$(BUILD)/validate: tests/gpu/progs/validate.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
 		-gencode arch=compute_90,code=compute_90 -o $@ $<

@@ -1,9 +1,10 @@
 #!/bin/sh
-# The report's validation workloads (make test-gpu; docs/validation.md):
-# for each workload, trace its naive version under nucatrace run, report,
-# then time the naive version beside its persistent versions split by SM
-# speed (untraced, interleaved in one process) and compare the measured
-# gains with what the report predicted.  $1: folder for outputs.
+# The report's validation workloads (make test-gpu; docs/validation.md),
+# tests/gpu/progs/validate.cu built as $BUILD/validate: for each workload,
+# trace its naive version under nucatrace run, report, then time the naive
+# version beside its persistent versions split by SM speed (untraced,
+# interleaved in one process) and compare the measured gains with what
+# the report predicted.  $1: folder for outputs.
 set -u
 B=${BUILD:-build}
 W=${1:-$(mktemp -d)}
