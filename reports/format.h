@@ -1,7 +1,9 @@
 /*
  * format.h - the report's output formats, one file each (fmt_*.c) behind
  * one struct; cmd_report.c picks them.  A format only prints a built
- * struct nt_report (core/report/report.h); it computes nothing.
+ * struct nt_report (core/report/report.h); it computes nothing and never
+ * opens a trace: the report holds the maps, fits and per-SM medians, and
+ * nt_report_foreach_block() streams the block records.
  */
 #ifndef NT_FORMAT_H
 #define NT_FORMAT_H
