@@ -11,20 +11,26 @@
 #include "report/report_impl.h"
 #include "util/demangle.h"
 
+int nt_report_resize(void *pp, size_t n, size_t size)
+{
+	void **p = pp, *q = realloc(*p, (n ? n : 1) * size);
+
+	if (!q)
+		return -1;
+	*p = q;
+	return 0;
+}
+
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
 {
-	void **p = pp;
 	size_t n = *cap ? *cap : 16;
-	void *q;
 
 	if (need <= *cap)
 		return 0;
 	while (n < need)
 		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
+	if (nt_report_resize(pp, n, size))
 		return -1;
-	*p = q;
 	*cap = n;
 	return 0;
 }
@@ -44,20 +50,11 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	}
 	if (r->n_kernels == ts->cap_k) {
 		int cap = ts->cap_k ? 2 * ts->cap_k : 16;
-		void *a = realloc(r->kernels, cap * sizeof(*r->kernels));
-		void *b = a ? realloc(ts->fb, cap * sizeof(*ts->fb)) : NULL;
-		void *c = b ? realloc(ts->n_fb, cap * sizeof(*ts->n_fb)) : NULL;
-		void *d = c ? realloc(ts->seen_fb, cap * sizeof(*ts->seen_fb)) : NULL;
 
-		if (a)
-			r->kernels = a;
-		if (b)
-			ts->fb = b;
-		if (c)
-			ts->n_fb = c;
-		if (d)
-			ts->seen_fb = d;
-		if (!d)
+		if (nt_report_resize(&r->kernels, cap, sizeof(*r->kernels)) ||
+		    nt_report_resize(&ts->fb, cap, sizeof(*ts->fb)) ||
+		    nt_report_resize(&ts->n_fb, cap, sizeof(*ts->n_fb)) ||
+		    nt_report_resize(&ts->seen_fb, cap, sizeof(*ts->seen_fb)))
 			return -1;
 		ts->cap_k = cap;
 	}

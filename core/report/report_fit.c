@@ -19,20 +19,12 @@ static int on_block(const struct nt_trace_block *b, void *arg)
 
 	if (bl->n == bl->cap) {
 		size_t cap = bl->cap ? 2 * bl->cap : 1024;
-		int32_t *sm = realloc(bl->sm, cap * sizeof(*sm));
-		int64_t *t0 = sm ? realloc(bl->t0, cap * sizeof(*t0)) : NULL;
-		int64_t *t1 = t0 ? realloc(bl->t1, cap * sizeof(*t1)) : NULL;
-		double *cyc = t1 ? realloc(bl->cyc, cap * sizeof(*cyc)) : NULL;
 
-		if (sm)
-			bl->sm = sm;
-		if (t0)
-			bl->t0 = t0;
-		if (t1)
-			bl->t1 = t1;
-		if (!cyc)
+		if (nt_report_resize(&bl->sm, cap, sizeof(*bl->sm)) ||
+		    nt_report_resize(&bl->t0, cap, sizeof(*bl->t0)) ||
+		    nt_report_resize(&bl->t1, cap, sizeof(*bl->t1)) ||
+		    nt_report_resize(&bl->cyc, cap, sizeof(*bl->cyc)))
 			return -1;
-		bl->cyc = cyc;
 		bl->cap = cap;
 	}
 	bl->sm[bl->n] = b->sm;

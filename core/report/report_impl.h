@@ -38,6 +38,11 @@ struct tstate {
 	int failed;
 };
 
+/* *(T **)pp reallocated to n elements of size bytes: 0, or -1 leaving
+ * it as it was.  Parallel arrays grow one call each; those already
+ * grown when one fails are only larger than their count says. */
+int nt_report_resize(void *pp, size_t n, size_t size);
+
 /* The map of a device ordinal of the trace (NULL: none, or the trace
  * does not list the device), and its SM count (0 then). */
 struct nt_map *nt_report_map(struct tstate *ts, int ordinal);
