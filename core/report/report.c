@@ -122,11 +122,10 @@ static int on_device(const struct nt_trace_device *d, void *arg)
 		memcpy(tr->gpu, d->name, sizeof(tr->gpu));
 		tr->sm_count = d->sm_count;
 	}
-	if (!(e = realloc(r->devices, (r->n_devices + 1) * sizeof(*e)))) {
+	if (nt_report_resize(&r->devices, r->n_devices + 1, sizeof(*r->devices))) {
 		nt_err_set(ts->err, "out of memory");
 		return ts->failed = -1;
 	}
-	r->devices = e;
 	e = &r->devices[r->n_devices];
 	memset(e, 0, sizeof(*e));
 	e->trace = ts->trace;
