@@ -1,4 +1,5 @@
 /* nucatrace calibrate --stability: the run on the GPU (calib_stability.h). */
+#include "util/clock.h"
 #include "calib_stability.h"
 
 #include <errno.h>
@@ -37,19 +38,11 @@ struct run {
 	char host[64], sensors_why[160];
 };
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void sleep_until(double t)
 {
 	double left;
 
-	while ((left = t - now_s()) > 0) {
+	while ((left = t - nt_now_s()) > 0) {
 		struct timespec ts = { (time_t)left, (long)((left - (time_t)left) * 1e9) };
 
 		nanosleep(&ts, NULL);
@@ -85,7 +78,7 @@ static void analyse(struct run *r, int n)
 	r->rp.n = n;
 	r->rp.res = r->have_res ? &r->res : NULL;
 	r->rp.analysis_error = r->have_res ? NULL : r->res_err.msg;
-	r->rp.seconds = now_s() - r->t0;
+	r->rp.seconds = nt_now_s() - r->t0;
 }
 
 static void add_load(struct stab_load_total *t, const struct nt_loadgen_stats *st,
@@ -113,7 +106,7 @@ static int run_load(struct run *r, double until)
 {
 	double left;
 
-	while ((left = until - now_s()) > 1e-3) {
+	while ((left = until - nt_now_s()) > 1e-3) {
 		struct nt_loadgen_stats st;
 		struct nt_nvml_reading s;
 		struct nt_err err;
@@ -124,10 +117,10 @@ static int run_load(struct run *r, double until)
 		add_load(&r->rp.load_total, &st, &s);
 		if (!isnan(st.clock_mhz))
 			r->last_load_mhz = st.clock_mhz;
-		if (now_s() >= r->next_progress) {
-			nt_progress("stability: load, %.0f of %.0f s", now_s() - r->t0,
+		if (nt_now_s() >= r->next_progress) {
+			nt_progress("stability: load, %.0f of %.0f s", nt_now_s() - r->t0,
 				    r->plan.seconds);
-			r->next_progress = now_s() + PROGRESS_S;
+			r->next_progress = nt_now_s() + PROGRESS_S;
 		}
 	}
 	return 0;
@@ -141,7 +134,7 @@ static int measure(struct run *r, int i)
 	struct nt_calib_stats st;
 	struct nt_map *m;
 	struct nt_err err;
-	double t = now_s() - r->t0;
+	double t = nt_now_s() - r->t0;
 
 	nt_progress("stability: map %d of %d (%s), %.0f of %.0f s", i + 1, r->plan.n,
 		    nt_stab_phase_name(slot->phase), t, r->plan.seconds);
@@ -285,7 +278,7 @@ int calibrate_stability(struct nt_cuda *cu, int count, const struct nt_calib_opt
 						     .temp_max_c = NAN };
 	if (open_all(r))
 		goto out;
-	r->t0 = now_s();
+	r->t0 = nt_now_s();
 	if (!c->json)
 		stab_print_header(stdout, &r->rp);
 	failed = run_plan(r) != 0;

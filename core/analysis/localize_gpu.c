@@ -27,23 +27,16 @@ struct nt_loc_gpu {
 	struct nt_loc_eval_rec *host;
 };
 
-#define CU_TRY(g, call)                                                      \
-	do {                                                                 \
-		CUresult r_ = (call);                                        \
-		if (r_ != CUDA_SUCCESS)                                      \
-			return nt_cuda_fail((g)->cu, (g)->err, r_, #call);   \
-	} while (0)
-
 static int launch(struct nt_loc_gpu *g, CUfunction f, unsigned smem, struct nt_loc_eval_args *a)
 {
 	void *params[] = { a };
 
-	CU_TRY(g, g->cu->cuMemsetD8(g->ticket, 0, 2 * sizeof(unsigned)));
-	CU_TRY(g, g->cu->cuMemsetD8(g->out, 0xff, (size_t)g->n_sm * sizeof(*g->host)));
-	CU_TRY(g, g->cu->cuLaunchKernel(f, g->n_sm, 1, 1, NT_LOC_EVAL_THREADS, 1, 1, smem, NULL,
+	NT_CU_TRY(g->cu, g->err, g->cu->cuMemsetD8(g->ticket, 0, 2 * sizeof(unsigned)));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuMemsetD8(g->out, 0xff, (size_t)g->n_sm * sizeof(*g->host)));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuLaunchKernel(f, g->n_sm, 1, 1, NT_LOC_EVAL_THREADS, 1, 1, smem, NULL,
 					params, NULL));
-	CU_TRY(g, g->cu->cuCtxSynchronize());
-	CU_TRY(g, g->cu->cuMemcpyDtoH(g->host, g->out, (size_t)g->n_sm * sizeof(*g->host)));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuCtxSynchronize());
+	NT_CU_TRY(g->cu, g->err, g->cu->cuMemcpyDtoH(g->host, g->out, (size_t)g->n_sm * sizeof(*g->host)));
 	return 0;
 }
 
@@ -53,12 +46,12 @@ static int one_block_per_sm(struct nt_loc_gpu *g, CUfunction f, unsigned *smem)
 {
 	int optin, stat, blocks;
 
-	CU_TRY(g, g->cu->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+	NT_CU_TRY(g->cu, g->err, g->cu->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
 					      g->dev));
-	CU_TRY(g, g->cu->cuFuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuFuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
 	*smem = (unsigned)(optin - stat);
-	CU_TRY(g, g->cu->cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*smem));
-	CU_TRY(g, g->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, NT_LOC_EVAL_THREADS,
+	NT_CU_TRY(g->cu, g->err, g->cu->cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*smem));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, NT_LOC_EVAL_THREADS,
 								     *smem));
 	if (blocks != 1)
 		return nt_err_set(g->err, "localize kernels fit %d blocks per SM with %u bytes of shared "
@@ -103,7 +96,7 @@ static int write_lines(struct nt_loc_gpu *g, const struct nt_loc_table *t)
 	for (int k = 0; k < t->n_line; k++) {
 		for (size_t w = 0; w < NT_LINE_BYTES / 8; w++)
 			line[w] = g->footprint + t->offset[k];
-		CU_TRY(g, g->cu->cuMemcpyHtoD(g->footprint + t->offset[k], line, sizeof(line)));
+		NT_CU_TRY(g->cu, g->err, g->cu->cuMemcpyHtoD(g->footprint + t->offset[k], line, sizeof(line)));
 	}
 	return 0;
 }
@@ -130,19 +123,19 @@ static int gpu_open(struct nt_loc_gpu *g, int ordinal, const struct nt_map *m, s
 	size_t out_bytes = calib_out_bytes(m);
 	int64_t footprint = m->params.footprint_bytes;
 
-	CU_TRY(g, cu->cuDeviceGet(&g->dev, ordinal));
-	CU_TRY(g, cu->cuDeviceGetAttribute(&g->n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev));
+	NT_CU_TRY(g->cu, g->err, cu->cuDeviceGet(&g->dev, ordinal));
+	NT_CU_TRY(g->cu, g->err, cu->cuDeviceGetAttribute(&g->n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev));
 	if (g->n_sm != t->n_sm)
 		return nt_err_set(g->err, "device %d has %d SMs, the map %d", ordinal, g->n_sm, t->n_sm);
 	for (int k = 0; k < t->n_line; k++)
 		if (t->offset[k] % NT_LINE_BYTES || (int64_t)t->offset[k] + NT_LINE_BYTES > footprint)
 			return nt_err_set(g->err, "line offset %llu is not a line of the map's %lld-byte "
 					  "footprint", t->offset[k], (long long)footprint);
-	CU_TRY(g, cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev));
-	CU_TRY(g, cu->cuCtxSetCurrent(g->ctx));
-	CU_TRY(g, cu->cuModuleLoadData(&g->mod, nt_loc_fatbin));
-	CU_TRY(g, cu->cuModuleGetFunction(&g->f_eval, g->mod, "nt_loc_eval"));
-	CU_TRY(g, cu->cuModuleGetFunction(&g->f_spin, g->mod, "nt_loc_spin"));
+	NT_CU_TRY(g->cu, g->err, cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev));
+	NT_CU_TRY(g->cu, g->err, cu->cuCtxSetCurrent(g->ctx));
+	NT_CU_TRY(g->cu, g->err, cu->cuModuleLoadData(&g->mod, nt_loc_fatbin));
+	NT_CU_TRY(g->cu, g->err, cu->cuModuleGetFunction(&g->f_eval, g->mod, "nt_loc_eval"));
+	NT_CU_TRY(g->cu, g->err, cu->cuModuleGetFunction(&g->f_spin, g->mod, "nt_loc_spin"));
 	if (one_block_per_sm(g, g->f_eval, &g->smem[0]) || one_block_per_sm(g, g->f_spin, &g->smem[1]))
 		return -1;
 	g->host = malloc((size_t)g->n_sm * sizeof(*g->host));
@@ -151,19 +144,19 @@ static int gpu_open(struct nt_loc_gpu *g, int ordinal, const struct nt_map *m, s
 	/* calibrate's order: ticket, records, clock warm-up, chain, footprint. */
 	if (out_bytes < (size_t)g->n_sm * sizeof(*g->host))
 		out_bytes = (size_t)g->n_sm * sizeof(*g->host);
-	CU_TRY(g, cu->cuMemAlloc(&g->ticket, 64));
-	CU_TRY(g, cu->cuMemAlloc(&g->out, out_bytes));
+	NT_CU_TRY(g->cu, g->err, cu->cuMemAlloc(&g->ticket, 64));
+	NT_CU_TRY(g->cu, g->err, cu->cuMemAlloc(&g->out, out_bytes));
 	if (warm_clock(g))
 		return -1;
-	CU_TRY(g, cu->cuMemAlloc(&g->chain, (size_t)m->params.chain_bytes));
+	NT_CU_TRY(g->cu, g->err, cu->cuMemAlloc(&g->chain, (size_t)m->params.chain_bytes));
 	if (cu->cuMemAlloc(&g->footprint, (size_t)footprint))
 		return nt_err_set(g->err, "cannot allocate the map's %lld-byte footprint on device %d",
 				  (long long)footprint, ordinal);
 	if (write_lines(g, t))
 		return -1;
 	t->base = g->footprint;
-	CU_TRY(g, cu->cuMemAlloc(&g->table, sizeof(*t)));
-	CU_TRY(g, cu->cuMemcpyHtoD(g->table, t, sizeof(*t)));
+	NT_CU_TRY(g->cu, g->err, cu->cuMemAlloc(&g->table, sizeof(*t)));
+	NT_CU_TRY(g->cu, g->err, cu->cuMemcpyHtoD(g->table, t, sizeof(*t)));
 	return 0;
 }
 
@@ -207,7 +200,7 @@ static int probe_bias(struct nt_loc_gpu *g, struct nt_loc_table *t)
 	for (int s = 0; s < t->n_sm; s++)
 		for (int k = 0; t->group[s] != NT_LOC_NO_GROUP && k < t->n_line; k++)
 			t->tmpl[s][k] += (float)g->bias;
-	CU_TRY(g, g->cu->cuMemcpyHtoD(g->table, t, sizeof(*t)));
+	NT_CU_TRY(g->cu, g->err, g->cu->cuMemcpyHtoD(g->table, t, sizeof(*t)));
 	return 0;
 }
 

@@ -1,4 +1,5 @@
 /* Runs the latency probes of kernels/probe.cu on one GPU (calib.h). */
+#include "util/clock.h"
 #include "gpu/calib.h"
 
 #include <math.h>
@@ -27,21 +28,6 @@ struct probe_ctx {
 	size_t out_words;	/* per record */
 	unsigned long long *host;	/* n_sm records */
 };
-
-#define CU_TRY(pc, call)                                                     \
-	do {                                                                 \
-		CUresult r_ = (call);                                        \
-		if (r_ != CUDA_SUCCESS)                                      \
-			return nt_cuda_fail((pc)->cu, (pc)->err, r_, #call); \
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static void progress(const struct probe_ctx *pc, const char *stage)
 {
@@ -99,12 +85,12 @@ static int launch(struct probe_ctx *pc, CUfunction f, struct nt_probe_args *a)
 	void *params[] = { a };
 
 	pc->st->launches++;
-	CU_TRY(pc, pc->cu->cuMemsetD8(pc->ticket, 0, 2 * sizeof(unsigned)));
-	CU_TRY(pc, pc->cu->cuMemsetD8(pc->out, 0xff, pc->n_sm * pc->out_words * 8));
-	CU_TRY(pc, pc->cu->cuLaunchKernel(f, pc->n_sm, 1, 1, NT_PROBE_THREADS, 1, 1, pc->smem, NULL,
+	NT_CU_TRY(pc->cu, pc->err, pc->cu->cuMemsetD8(pc->ticket, 0, 2 * sizeof(unsigned)));
+	NT_CU_TRY(pc->cu, pc->err, pc->cu->cuMemsetD8(pc->out, 0xff, pc->n_sm * pc->out_words * 8));
+	NT_CU_TRY(pc->cu, pc->err, pc->cu->cuLaunchKernel(f, pc->n_sm, 1, 1, NT_PROBE_THREADS, 1, 1, pc->smem, NULL,
 					   params, NULL));
-	CU_TRY(pc, pc->cu->cuCtxSynchronize());
-	CU_TRY(pc, pc->cu->cuMemcpyDtoH(pc->host, pc->out, pc->n_sm * pc->out_words * 8));
+	NT_CU_TRY(pc->cu, pc->err, pc->cu->cuCtxSynchronize());
+	NT_CU_TRY(pc->cu, pc->err, pc->cu->cuMemcpyDtoH(pc->host, pc->out, pc->n_sm * pc->out_words * 8));
 	return 0;
 }
 
@@ -197,24 +183,24 @@ static int probe_open(struct probe_ctx *pc, int ordinal)
 	size_t words;
 	int optin, blocks;
 
-	CU_TRY(pc, cu->cuDeviceGet(&pc->dev, ordinal));
-	CU_TRY(pc, cu->cuDevicePrimaryCtxRetain(&pc->ctx, pc->dev));
-	CU_TRY(pc, cu->cuCtxSetCurrent(pc->ctx));
-	CU_TRY(pc, cu->cuModuleLoadData(&pc->mod, nt_probe_fatbin));
-	CU_TRY(pc, cu->cuModuleGetFunction(&pc->f_chain, pc->mod, "nt_probe_chain"));
-	CU_TRY(pc, cu->cuModuleGetFunction(&pc->f_lines, pc->mod, "nt_probe_lines"));
-	CU_TRY(pc, cu->cuModuleGetFunction(&pc->f_first, pc->mod, "nt_probe_first"));
-	CU_TRY(pc, cu->cuModuleGetFunction(&pc->f_spin, pc->mod, "nt_probe_spin"));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuDeviceGet(&pc->dev, ordinal));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuDevicePrimaryCtxRetain(&pc->ctx, pc->dev));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuCtxSetCurrent(pc->ctx));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuModuleLoadData(&pc->mod, nt_probe_fatbin));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuModuleGetFunction(&pc->f_chain, pc->mod, "nt_probe_chain"));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuModuleGetFunction(&pc->f_lines, pc->mod, "nt_probe_lines"));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuModuleGetFunction(&pc->f_first, pc->mod, "nt_probe_first"));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuModuleGetFunction(&pc->f_spin, pc->mod, "nt_probe_spin"));
 	/* As much shared memory as one block may have: a second block cannot
 	 * fit beside it, so each SM runs exactly one. */
-	CU_TRY(pc, cu->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+	NT_CU_TRY(pc->cu, pc->err, cu->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
 					    pc->dev));
 	pc->smem = optin;
 	CUfunction fs[] = { pc->f_chain, pc->f_lines, pc->f_first, pc->f_spin };
 	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
-		CU_TRY(pc, cu->cuFuncSetAttribute(fs[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+		NT_CU_TRY(pc->cu, pc->err, cu->cuFuncSetAttribute(fs[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						  pc->smem));
-		CU_TRY(pc, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fs[i],
+		NT_CU_TRY(pc->cu, pc->err, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fs[i],
 									   NT_PROBE_THREADS, pc->smem));
 		if (blocks != 1)
 			return nt_err_set(pc->err, "probe kernels fit %d blocks per SM with %u bytes of "
@@ -234,8 +220,8 @@ static int probe_open(struct probe_ctx *pc, int ordinal)
 	pc->host = malloc(pc->n_sm * words * 8);
 	if (!pc->host)
 		return nt_err_set(pc->err, "out of memory");
-	CU_TRY(pc, cu->cuMemAlloc(&pc->ticket, 64));
-	CU_TRY(pc, cu->cuMemAlloc(&pc->out, pc->n_sm * words * 8));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuMemAlloc(&pc->ticket, 64));
+	NT_CU_TRY(pc->cu, pc->err, cu->cuMemAlloc(&pc->out, pc->n_sm * words * 8));
 	return 0;
 }
 
@@ -259,7 +245,7 @@ static int warm_clock(struct probe_ctx *pc)
 {
 	struct nt_probe_args a = { .out = pc->out, .loads = 20000, .stride = (int)pc->out_words };
 	double prev = 0, mhz[512];
-	double t0 = now_s();
+	double t0 = nt_now_s();
 
 	progress(pc, "warming up the SM clock");
 	for (int i = 0; i < 25; i++) {
@@ -278,7 +264,7 @@ static int warm_clock(struct probe_ctx *pc)
 			break;
 		prev = m;
 	}
-	pc->st->wall_warmup = now_s() - t0;
+	pc->st->wall_warmup = nt_now_s() - t0;
 	return 0;
 }
 
@@ -361,7 +347,7 @@ static int write_lines(struct probe_ctx *pc, const struct nt_map *m, CUdeviceptr
 	for (int l = 0; l < m->n_line; l++) {
 		for (size_t w = 0; w < NT_LINE_BYTES / 8; w++)
 			line[w] = base + m->line_offset[l];
-		CU_TRY(pc, pc->cu->cuMemcpyHtoD(base + m->line_offset[l], line, sizeof(line)));
+		NT_CU_TRY(pc->cu, pc->err, pc->cu->cuMemcpyHtoD(base + m->line_offset[l], line, sizeof(line)));
 	}
 	return 0;
 }
@@ -463,17 +449,17 @@ static int run_line_stages(struct probe_ctx *pc, struct nt_map *m)
 	}
 	if (o->parts & NT_MAP_LINES) {
 		progress(pc, "line matrix");
-		t = now_s();
+		t = nt_now_s();
 		if (run_lines(pc, m, base, offs))
 			goto out;
-		pc->st->wall_lines = now_s() - t;
+		pc->st->wall_lines = nt_now_s() - t;
 	}
 	if (o->parts & NT_MAP_FIRST_TOUCH) {
 		progress(pc, "first touch");
-		t = now_s();
+		t = nt_now_s();
 		if (run_first_touch(pc, m, base, offs, cold))
 			goto out;
-		pc->st->wall_first = now_s() - t;
+		pc->st->wall_first = nt_now_s() - t;
 	}
 	ret = 0;
 out:
@@ -530,14 +516,14 @@ static int chain_and_noise(struct probe_ctx *pc, CUdeviceptr chain, struct nt_ma
 	double *again, t;
 
 	progress(pc, "chain map");
-	t = now_s();
+	t = nt_now_s();
 	if (run_chain(pc, chain, m->chain, &m->sm_clock_mhz))
 		return -1;
-	pc->st->wall_chain = now_s() - t;
+	pc->st->wall_chain = nt_now_s() - t;
 	if (!m->noise)
 		return 0;
 	progress(pc, "noise floor (chain map again)");
-	t = now_s();
+	t = nt_now_s();
 	if (!(again = malloc(pc->n_sm * sizeof(*again))))
 		return nt_err_set(pc->err, "out of memory");
 	if (run_chain(pc, chain, again, NULL)) {
@@ -547,7 +533,7 @@ static int chain_and_noise(struct probe_ctx *pc, CUdeviceptr chain, struct nt_ma
 	for (int s = 0; s < pc->n_sm; s++)
 		m->noise[s] = fabs(again[s] - m->chain[s]);
 	free(again);
-	pc->st->wall_noise = now_s() - t;
+	pc->st->wall_noise = nt_now_s() - t;
 	return 0;
 }
 

@@ -37,4 +37,13 @@ const char *nt_cuda_strerror(const struct nt_cuda *cu, CUresult r);
 /* Set *err from a failed call: "<what>: <CUDA error>", return -1. */
 int nt_cuda_fail(const struct nt_cuda *cu, struct nt_err *err, CUresult r, const char *what);
 
+/* Return nt_cuda_fail(cu, err, ...) from the calling function when call
+ * fails: NT_CU_TRY(g->cu, err, g->cu->cuCtxSynchronize()); */
+#define NT_CU_TRY(cu, err, call)                                      \
+	do {                                                          \
+		CUresult r_ = (call);                                 \
+		if (r_ != CUDA_SUCCESS)                               \
+			return nt_cuda_fail((cu), (err), r_, #call);  \
+	} while (0)
+
 #endif

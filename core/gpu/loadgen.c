@@ -1,4 +1,5 @@
 /* Runs the load kernel of kernels/load.cu on one GPU (loadgen.h). */
+#include "util/clock.h"
 #include "gpu/loadgen.h"
 
 #include <math.h>
@@ -25,21 +26,6 @@ struct nt_loadgen {
 	char *seen;			/* [n_sm] */
 };
 
-#define CU_TRY(g, err, call)                                               \
-	do {                                                               \
-		CUresult r_ = (call);                                      \
-		if (r_ != CUDA_SUCCESS)                                    \
-			return nt_cuda_fail((g)->cu, (err), r_, #call);    \
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static int setup(struct nt_loadgen *g, int ordinal, int64_t bytes, struct nt_err *err)
 {
 	struct nt_cuda *cu = g->cu;
@@ -47,18 +33,18 @@ static int setup(struct nt_loadgen *g, int ordinal, int64_t bytes, struct nt_err
 	int l2, per_sm;
 	size_t rec_bytes;
 
-	CU_TRY(g, err, cu->cuDeviceGet(&g->dev, ordinal));
-	CU_TRY(g, err, cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev));
-	CU_TRY(g, err, cu->cuCtxSetCurrent(g->ctx));
-	CU_TRY(g, err, cu->cuDeviceGetAttribute(&g->n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+	NT_CU_TRY(g->cu, err, cu->cuDeviceGet(&g->dev, ordinal));
+	NT_CU_TRY(g->cu, err, cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev));
+	NT_CU_TRY(g->cu, err, cu->cuCtxSetCurrent(g->ctx));
+	NT_CU_TRY(g->cu, err, cu->cuDeviceGetAttribute(&g->n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 						g->dev));
-	CU_TRY(g, err, cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev));
-	CU_TRY(g, err, cu->cuDeviceGetAttribute(&in->max_sm_threads,
+	NT_CU_TRY(g->cu, err, cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev));
+	NT_CU_TRY(g->cu, err, cu->cuDeviceGetAttribute(&in->max_sm_threads,
 						CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
 						g->dev));
-	CU_TRY(g, err, cu->cuModuleLoadData(&g->mod, nt_load_fatbin));
-	CU_TRY(g, err, cu->cuModuleGetFunction(&g->f, g->mod, "nt_load"));
-	CU_TRY(g, err, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, g->f,
+	NT_CU_TRY(g->cu, err, cu->cuModuleLoadData(&g->mod, nt_load_fatbin));
+	NT_CU_TRY(g->cu, err, cu->cuModuleGetFunction(&g->f, g->mod, "nt_load"));
+	NT_CU_TRY(g->cu, err, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, g->f,
 								       NT_LOAD_THREADS, 0));
 	if (per_sm < 1)
 		return nt_err_set(err, "the load kernel fits no block of %d threads on an SM",
@@ -85,9 +71,9 @@ static int setup(struct nt_loadgen *g, int ordinal, int64_t bytes, struct nt_err
 	if (cu->cuMemAlloc(&g->buf, bytes))
 		return nt_err_set(err, "cannot allocate %lld bytes on the device for the load",
 				  (long long)bytes);
-	CU_TRY(g, err, cu->cuMemAlloc(&g->out, rec_bytes));
-	CU_TRY(g, err, cu->cuMemsetD8(g->buf, 0, bytes));
-	CU_TRY(g, err, cu->cuCtxSynchronize());
+	NT_CU_TRY(g->cu, err, cu->cuMemAlloc(&g->out, rec_bytes));
+	NT_CU_TRY(g->cu, err, cu->cuMemsetD8(g->buf, 0, bytes));
+	NT_CU_TRY(g->cu, err, cu->cuCtxSynchronize());
 	return 0;
 }
 
@@ -125,11 +111,11 @@ static int launch(struct nt_loadgen *g, double seconds, struct nt_loadgen_stats 
 	int sms = 0;
 	double mhz;
 
-	CU_TRY(g, err, g->cu->cuMemsetD8(g->out, 0xff, rec_bytes));
-	CU_TRY(g, err, g->cu->cuLaunchKernel(g->f, g->info.blocks, 1, 1, g->info.threads, 1, 1, 0,
+	NT_CU_TRY(g->cu, err, g->cu->cuMemsetD8(g->out, 0xff, rec_bytes));
+	NT_CU_TRY(g->cu, err, g->cu->cuLaunchKernel(g->f, g->info.blocks, 1, 1, g->info.threads, 1, 1, 0,
 					     NULL, params, NULL));
-	CU_TRY(g, err, g->cu->cuCtxSynchronize());
-	CU_TRY(g, err, g->cu->cuMemcpyDtoH(g->host, g->out, rec_bytes));
+	NT_CU_TRY(g->cu, err, g->cu->cuCtxSynchronize());
+	NT_CU_TRY(g->cu, err, g->cu->cuMemcpyDtoH(g->host, g->out, rec_bytes));
 	st->launches++;
 	memset(g->seen, 0, g->n_sm);
 	for (int b = 0; b < g->info.blocks; b++) {
@@ -165,17 +151,17 @@ static int launch(struct nt_loadgen *g, double seconds, struct nt_loadgen_stats 
 int nt_loadgen_run(struct nt_loadgen *g, double seconds, struct nt_loadgen_stats *st,
 		   struct nt_err *err)
 {
-	double t0 = now_s(), left;
+	double t0 = nt_now_s(), left;
 
 	memset(st, 0, sizeof(*st));
 	st->sms_min = g->n_sm;
 	st->clock_mhz = st->clock_min_mhz = st->clock_max_mhz = NAN;
-	CU_TRY(g, err, g->cu->cuCtxSetCurrent(g->ctx));
+	NT_CU_TRY(g->cu, err, g->cu->cuCtxSetCurrent(g->ctx));
 	/* Launches shorter than a millisecond are not worth their overhead. */
-	while ((left = seconds - (now_s() - t0)) >= 1e-3)
+	while ((left = seconds - (nt_now_s() - t0)) >= 1e-3)
 		if (launch(g, left < g->info.launch_s ? left : g->info.launch_s, st, err))
 			return -1;
-	st->seconds = now_s() - t0;
+	st->seconds = nt_now_s() - t0;
 	return 0;
 }
 
