@@ -32,7 +32,7 @@ int nt_trace_exec(struct nt_trace *t, const char *sql, struct nt_err *err)
 	return 0;
 }
 
-static int stmt_sql(enum nt_trace_stmt id, char *buf, size_t len)
+static int stmt_sql(const struct nt_trace *t, enum nt_trace_stmt id, char *buf, size_t len)
 {
 	switch (id) {
 	case NT_ST_META_SET:
@@ -58,9 +58,11 @@ static int stmt_sql(enum nt_trace_stmt id, char *buf, size_t len)
 	case NT_ST_BLOCKS_FEW_ADD:
 		return nt_trace_sql_insert(NT_TB_blocks, 0, NT_TRACE_BLOCK_FEW, buf, len);
 	case NT_ST_BLOCK_GET:
-		return nt_trace_sql_select(NT_TB_blocks, "WHERE launch = ?1 ORDER BY block", buf, len);
+		return nt_trace_sql_select(NT_TB_blocks, t->version, "WHERE launch = ?1 ORDER BY block", buf, len);
 	case NT_ST_DROP_ADD:
 		return nt_trace_sql_insert(NT_TB_drops, 0, 1, buf, len);
+	case NT_ST_NATIVE_ADD:
+		return nt_trace_sql_insert(NT_TB_native, 0, 1, buf, len);
 	case NT_ST_COUNT:
 		break;
 	}
@@ -76,7 +78,7 @@ sqlite3_stmt *nt_trace_stmt(struct nt_trace *t, enum nt_trace_stmt id, struct nt
 		sqlite3_clear_bindings(t->st[id]);
 		return t->st[id];
 	}
-	if (stmt_sql(id, sql, sizeof(sql))) {
+	if (stmt_sql(t, id, sql, sizeof(sql))) {
 		nt_err_set(err, "trace '%s': statement %d too long", t->path, (int)id);
 		return NULL;
 	}
@@ -248,6 +250,7 @@ int nt_trace_create(const char *path, struct nt_trace **out, struct nt_err *err)
 	if (!(t = trace_new(path, err)))
 		goto out;
 	t->writer = 1;
+	t->version = NT_TRACE_SCHEMA;
 	if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		nt_err_set(err, "cannot create trace '%s': %s", path,
@@ -305,11 +308,12 @@ static int check(struct nt_trace *t, struct nt_err *err)
 				   "application (application_id 0x%08x)", t->path, (unsigned)app_id);
 		goto out;
 	}
-	if (version != NT_TRACE_SCHEMA) {
-		nt_err_set(err, "trace '%s' has schema version %d; this nucatrace reads version %d%s",
+	if (version < 1 || version > NT_TRACE_SCHEMA) {
+		nt_err_set(err, "trace '%s' has schema version %d; this nucatrace reads versions 1 to %d%s",
 			   t->path, version, NT_TRACE_SCHEMA, version > NT_TRACE_SCHEMA ? ": upgrade nucatrace" : "");
 		goto out;
 	}
+	t->version = version;
 	rc = nt_trace_get_meta(t, "format", format, sizeof(format), err);
 	if (rc < 0) {
 		if (sqlite3_errcode(t->db) == SQLITE_CORRUPT)

@@ -7,7 +7,9 @@
  * examples.  The file is ours when PRAGMA application_id is
  * NT_TRACE_APP_ID ('NTTR'); PRAGMA user_version is the schema version.
  *
- * Schema (version 1; trace_tables.def has every column and its kind):
+ * Schema (version 2; trace_tables.def has every column and its kind and
+ * the version that added it; version 1 traces read, with the newer
+ * columns unknown and the newer tables empty):
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT)    -- text values; keys:
  *       format=nucatrace-trace, version, tool_version, host, pid, ppid,
@@ -24,10 +26,12 @@
  *   launches(launch PK = per-process launch sequence number, kernel,
  *       device, context, stream, grid_x/y/z, block_x/y/z, cluster_x/y/z,
  *       dyn_smem, max_blocks_per_sm, traced, blocks, t_start_ns, t_end_ns,
- *       correlation, graph, graph_node)
+ *       correlation, graph, graph_node, graph_launch (2))
  *   blocks(launch, block, sm, t_start_ns, t_end_ns, c_start, c_end, warps,
  *       PRIMARY KEY(launch, block)) WITHOUT ROWID
  *   drops(launch, kernel, reason, count)
+ *   native(launch PK, kernel, device, grid_x/y/z, block_x/y/z, dyn_smem,
+ *       ns) (2)   -- untraced launches timed with events
  *
  * Writing (a struct nt_trace is used by one thread at a time: it is
  * opened without SQLite's own locking; the interposer has one writer
@@ -70,7 +74,7 @@
 #include <stdint.h>
 
 #define NT_TRACE_APP_ID 0x4E545452	/* 'NTTR' */
-#define NT_TRACE_SCHEMA 1
+#define NT_TRACE_SCHEMA 2
 #define NT_TRACE_FORMAT "nucatrace-trace"
 #define NT_TRACE_UNKNOWN (-1)
 
@@ -112,7 +116,10 @@ struct nt_trace_launch {
 	int64_t blocks;			/* block records stored */
 	int64_t t_start_ns, t_end_ns;	/* GPU time, ns; NT_TRACE_UNKNOWN */
 	int64_t correlation;		/* CUPTI correlation id; NT_TRACE_UNKNOWN */
-	int64_t graph, graph_node;	/* CUDA graph ids; NT_TRACE_UNKNOWN */
+	/* A CUDA graph's kernel node: the graph (exec) and the node (blocks
+	 * mode: numbers of the interposer's; kernels mode: CUPTI's ids) and
+	 * which launch of the graph exec (blocks mode); NT_TRACE_UNKNOWN */
+	int64_t graph, graph_node, graph_launch;
 };
 
 struct nt_trace_block {
@@ -122,6 +129,18 @@ struct nt_trace_block {
 	int32_t warps;			/* warps seen */
 	int64_t t_start_ns, t_end_ns;	/* %globaltimer, first warp in, last out */
 	int64_t c_start, c_end;		/* %clock64 of the SM, cycles */
+};
+
+/* An untraced launch of a traced kernel and configuration, timed on its
+ * stream with events: the kernel's native time, without instrumentation. */
+struct nt_trace_native {
+	int64_t launch;			/* per-process launch sequence number */
+	int64_t kernel;			/* kernels.kernel */
+	int32_t device;
+	int32_t grid_x, grid_y, grid_z;
+	int32_t block_x, block_y, block_z;
+	int32_t dyn_smem;		/* bytes; NT_TRACE_UNKNOWN */
+	int64_t ns;
 };
 
 struct nt_trace_drop {
@@ -169,6 +188,7 @@ int nt_trace_add_launch(struct nt_trace *t, const struct nt_trace_launch *l, str
 int nt_trace_add_blocks(struct nt_trace *t, int64_t launch, const struct nt_trace_block *b, size_t n,
 			struct nt_err *err);
 int nt_trace_add_drop(struct nt_trace *t, const struct nt_trace_drop *d, struct nt_err *err);
+int nt_trace_add_native(struct nt_trace *t, const struct nt_trace_native *n, struct nt_err *err);
 
 /* Meta value of key into buf: 0, 1 when the key is absent (buf ""), -1
  * on error or when buf is too small. */
@@ -191,5 +211,7 @@ int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
 			   int (*cb)(const struct nt_trace_block *, void *), void *arg, struct nt_err *err);
 int nt_trace_foreach_drop(struct nt_trace *t, int (*cb)(const struct nt_trace_drop *, void *),
 			  void *arg, struct nt_err *err);
+int nt_trace_foreach_native(struct nt_trace *t, int (*cb)(const struct nt_trace_native *, void *),
+			    void *arg, struct nt_err *err);
 
 #endif

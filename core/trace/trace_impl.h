@@ -24,8 +24,8 @@ struct nt_trace_map_row {
 };
 
 enum nt_trace_table {
-#define TABLE(name, type, constraints, options) NT_TB_##name,
-#define COL(table, name, decl, kind, member)
+#define TABLE(name, type, constraints, options, since) NT_TB_##name,
+#define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
 #undef TABLE
@@ -49,6 +49,7 @@ enum nt_trace_stmt {
 	NT_ST_BLOCKS_FEW_ADD,	/* NT_TRACE_BLOCK_FEW rows at once */
 	NT_ST_BLOCK_GET,
 	NT_ST_DROP_ADD,
+	NT_ST_NATIVE_ADD,
 	NT_ST_COUNT
 };
 
@@ -61,6 +62,7 @@ struct nt_trace {
 	sqlite3 *db;
 	char *path;
 	int writer;
+	int version;		/* the file's schema version */
 	sqlite3_stmt *st[NT_ST_COUNT];
 };
 
@@ -76,12 +78,16 @@ sqlite3_stmt *nt_trace_stmt(struct nt_trace *t, enum nt_trace_stmt id, struct nt
 /* Every CREATE of the schema, in order, on t's database. */
 int nt_trace_schema_create(struct nt_trace *t, struct nt_err *err);
 /* "INSERT [OR REPLACE] INTO tb(cols) VALUES(?, ...), ..." for rows rows
- * (ROWID columns left out), or "SELECT cols FROM tb <tail>" into buf; -1
- * when it does not fit. */
+ * (ROWID columns left out), or "SELECT cols FROM tb <tail>" into buf for
+ * a file of schema version (columns it lacks read as NULL); -1 when it
+ * does not fit. */
 int nt_trace_sql_insert(enum nt_trace_table tb, int replace, int rows, char *buf, size_t len);
-int nt_trace_sql_select(enum nt_trace_table tb, const char *tail, char *buf, size_t len);
-/* "alias.c1, alias.c2, ..." appended to buf. */
-int nt_trace_sql_columns(enum nt_trace_table tb, const char *alias, char *buf, size_t len);
+int nt_trace_sql_select(enum nt_trace_table tb, int version, const char *tail, char *buf, size_t len);
+/* "alias.c1, alias.c2, ..." appended to buf ("NULL" for a column newer
+ * than version). */
+int nt_trace_sql_columns(enum nt_trace_table tb, int version, const char *alias, char *buf, size_t len);
+/* Does a file of schema version have table tb? */
+int nt_trace_has_table(enum nt_trace_table tb, int version);
 /* Bind row's columns to st's parameters from *param on (1 for the
  * first row), leaving *param after them; an SQLite code. */
 int nt_trace_bind_row(sqlite3_stmt *st, int *param, enum nt_trace_table tb, const void *row);

@@ -82,6 +82,7 @@ struct walk {
 	launch_cb launch;
 	int (*block)(const struct nt_trace_block *, void *);
 	int (*drop)(const struct nt_trace_drop *, void *);
+	int (*native)(const struct nt_trace_native *, void *);
 	void *arg;
 };
 
@@ -122,7 +123,7 @@ static sqlite3_stmt *select_all(struct nt_trace *t, enum nt_trace_table tb, cons
 {
 	char sql[2048];
 
-	if (nt_trace_sql_select(tb, order, sql, sizeof(sql))) {
+	if (nt_trace_sql_select(tb, t->version, order, sql, sizeof(sql))) {
 		nt_err_set(err, "trace '%s': statement too long", t->path);
 		return NULL;
 	}
@@ -182,8 +183,8 @@ int nt_trace_foreach_launch(struct nt_trace *t, launch_cb cb, void *arg, struct 
 	char sql[4096] = "SELECT ";
 	sqlite3_stmt *st;
 
-	if (nt_trace_sql_columns(NT_TB_launches, "l", sql, sizeof(sql)) ||
-	    !strcat(sql, ", ") || nt_trace_sql_columns(NT_TB_kernels, "k", sql, sizeof(sql)) ||
+	if (nt_trace_sql_columns(NT_TB_launches, t->version, "l", sql, sizeof(sql)) ||
+	    !strcat(sql, ", ") || nt_trace_sql_columns(NT_TB_kernels, t->version, "k", sql, sizeof(sql)) ||
 	    strlen(sql) + 100 > sizeof(sql))
 		return nt_err_set(err, "trace '%s': statement too long", t->path);
 	strcat(sql, " FROM launches l LEFT JOIN kernels k ON k.kernel = l.kernel ORDER BY l.launch");
@@ -211,7 +212,8 @@ int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
 		char sql[2048];
 
 		keep = 0;
-		if (nt_trace_sql_select(NT_TB_blocks, "WHERE launch = ?1 ORDER BY block", sql, sizeof(sql)))
+		if (nt_trace_sql_select(NT_TB_blocks, t->version, "WHERE launch = ?1 ORDER BY block", sql,
+					sizeof(sql)))
 			return nt_err_set(err, "trace '%s': statement too long", t->path);
 		st = prepare(t, sql, err);
 	} else {
@@ -239,4 +241,25 @@ int nt_trace_foreach_drop(struct nt_trace *t, int (*cb)(const struct nt_trace_dr
 	if (!st)
 		return -1;
 	return walk(t, st, 0, each_drop, &(struct walk){ .drop = cb, .arg = arg }, "cannot read drops", err);
+}
+
+static int each_native(sqlite3_stmt *st, struct walk *w)
+{
+	struct nt_trace_native n;
+
+	nt_trace_read_row(st, 0, NT_TB_native, &n);
+	return w->native(&n, w->arg);
+}
+
+int nt_trace_foreach_native(struct nt_trace *t, int (*cb)(const struct nt_trace_native *, void *),
+			    void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st;
+
+	if (!nt_trace_has_table(NT_TB_native, t->version))
+		return 0;
+	if (!(st = select_all(t, NT_TB_native, "ORDER BY launch", err)))
+		return -1;
+	return walk(t, st, 0, each_native, &(struct walk){ .native = cb, .arg = arg },
+		    "cannot read native times", err);
 }

@@ -12,16 +12,18 @@ struct column {
 	const char *name, *decl;
 	enum kind kind;		/* K_END: not a column (a TABLE or INDEX row) */
 	size_t off, size;
+	int since;		/* the schema version that added it */
 };
 
 struct table {
 	const char *name, *constraints, *options;
 	int first;		/* its first column in items[]; they end at a K_END */
+	int since;
 };
 
 /* row_<table> is the table's row type, for offsetof() below */
-#define TABLE(name, type, constraints, options) typedef type row_##name;
-#define COL(table, name, decl, kind, member)
+#define TABLE(name, type, constraints, options, since) typedef type row_##name;
+#define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
 #undef TABLE
@@ -30,8 +32,8 @@ struct table {
 
 /* Every row of the .def, in order; the enum gives each its position. */
 enum {
-#define TABLE(name, type, constraints, options) ITEM_TABLE_##name,
-#define COL(table, name, decl, kind, member) ITEM_##table##_##name,
+#define TABLE(name, type, constraints, options, since) ITEM_TABLE_##name,
+#define COL(table, name, decl, kind, member, since) ITEM_##table##_##name,
 #define INDEX(name, sql) ITEM_INDEX_##name,
 #include "trace/trace_tables.def"
 #undef TABLE
@@ -41,20 +43,21 @@ enum {
 };
 
 static const struct column items[] = {
-#define TABLE(name, type, constraints, options) { #name, "", K_END, 0, 0 },
-#define COL(table, name, decl, kind, member) \
-	{ #name, decl, K_##kind, offsetof(row_##table, member), sizeof(((row_##table *)0)->member) },
-#define INDEX(name, sql) { #name, sql, K_END, 0, 0 },
+#define TABLE(name, type, constraints, options, since) { #name, "", K_END, 0, 0, since },
+#define COL(table, name, decl, kind, member, since) \
+	{ #name, decl, K_##kind, offsetof(row_##table, member), sizeof(((row_##table *)0)->member), since },
+#define INDEX(name, sql) { #name, sql, K_END, 0, 0, 1 },
 #include "trace/trace_tables.def"
 #undef TABLE
 #undef COL
 #undef INDEX
-	{ "", "", K_END, 0, 0 }
+	{ "", "", K_END, 0, 0, 1 }
 };
 
 static const struct table tables[] = {
-#define TABLE(name, type, constraints, options) { #name, constraints, options, ITEM_TABLE_##name + 1 },
-#define COL(table, name, decl, kind, member)
+#define TABLE(name, type, constraints, options, since) \
+	{ #name, constraints, options, ITEM_TABLE_##name + 1, since },
+#define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
 #undef TABLE
@@ -79,13 +82,21 @@ static int append(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
-int nt_trace_sql_columns(enum nt_trace_table tb, const char *alias, char *buf, size_t len)
+int nt_trace_sql_columns(enum nt_trace_table tb, int version, const char *alias, char *buf, size_t len)
 {
-	for (const struct column *c = first_col(tb); c->kind != K_END; c++)
-		if (append(buf, len, "%s%s%s%s", c != first_col(tb) ? ", " : "", alias ? alias : "",
-			   alias ? "." : "", c->name))
+	for (const struct column *c = first_col(tb); c->kind != K_END; c++) {
+		const char *sep = c != first_col(tb) ? ", " : "";
+
+		if (c->since > version ? append(buf, len, "%sNULL", sep) :
+		    append(buf, len, "%s%s%s%s", sep, alias ? alias : "", alias ? "." : "", c->name))
 			return -1;
+	}
 	return 0;
+}
+
+int nt_trace_has_table(enum nt_trace_table tb, int version)
+{
+	return tables[tb].since <= version;
 }
 
 int nt_trace_sql_insert(enum nt_trace_table tb, int replace, int rows, char *buf, size_t len)
@@ -112,10 +123,10 @@ int nt_trace_sql_insert(enum nt_trace_table tb, int replace, int rows, char *buf
 	return 0;
 }
 
-int nt_trace_sql_select(enum nt_trace_table tb, const char *tail, char *buf, size_t len)
+int nt_trace_sql_select(enum nt_trace_table tb, int version, const char *tail, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	if (append(buf, len, "SELECT ") || nt_trace_sql_columns(tb, NULL, buf, len))
+	if (append(buf, len, "SELECT ") || nt_trace_sql_columns(tb, version, NULL, buf, len))
 		return -1;
 	return append(buf, len, " FROM %s %s", tables[tb].name, tail);
 }

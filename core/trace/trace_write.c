@@ -176,3 +176,8 @@ int nt_trace_add_drop(struct nt_trace *t, const struct nt_trace_drop *d, struct 
 		return nt_err_set(err, "trace '%s': a drop without a reason", t->path);
 	return insert(t, NT_ST_DROP_ADD, NT_TB_drops, d, "cannot add drop", err);
 }
+
+int nt_trace_add_native(struct nt_trace *t, const struct nt_trace_native *n, struct nt_err *err)
+{
+	return insert(t, NT_ST_NATIVE_ADD, NT_TB_native, n, "cannot add a native time", err);
+}

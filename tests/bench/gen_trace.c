@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 					      .block_x = 256, .block_y = 1, .block_z = 1,
 					      .dyn_smem = 0, .max_blocks_per_sm = SLOTS, .traced = 1,
 					      .blocks = blocks, .correlation = -1, .graph = -1,
-					      .graph_node = -1 };
+					      .graph_node = -1, .graph_launch = -1 };
 		int64_t first = INT64_MAX, last = 0;
 
 		for (int i = 0; i < N_SM * SLOTS; i++)

@@ -104,6 +104,7 @@ static struct nt_trace_launch launch(int64_t id, int64_t kernel, int traced, int
 		.t_start_ns = id == 3 ? -1 : 1764461400000000000LL + id * 1000,
 		.t_end_ns = id == 3 ? -1 : 1764461400000000000LL + id * 1000 + 999,
 		.correlation = id == 2 ? -1 : id + 100, .graph = id == 1 ? 7 : -1, .graph_node = id == 1 ? 1LL << 40 : -1,
+		.graph_launch = id == 1 ? 12 : -1,
 	};
 }
 
@@ -172,6 +173,13 @@ static struct nt_map *sample_trace(const char *path)
 	assert_int_equal(nt_trace_add_launch(t, &l, &err), 0);
 	assert_int_equal(nt_trace_add_drop(t, &drops[0], &err), 0);
 	assert_int_equal(nt_trace_add_drop(t, &drops[1], &err), 0);
+	for (int i = 0; i < 2; i++) {
+		struct nt_trace_native n = { .launch = 10 + i, .kernel = id[0], .device = 0, .grid_x = 2,
+					     .grid_y = 1, .grid_z = 1, .block_x = 256, .block_y = 1,
+					     .block_z = 1, .dyn_smem = i ? -1 : 128, .ns = 5000 + i };
+
+		assert_int_equal(nt_trace_add_native(t, &n, &err), 0);
+	}
 	if (nt_trace_finish(t, &err))
 		fail_msg("%s", err.msg);
 	nt_trace_close(t);
@@ -272,7 +280,7 @@ static void test_round_trip(void **state)
 
 	/* meta */
 	check_meta(t, "format", "nucatrace-trace");
-	check_meta(t, "version", "1");
+	check_meta(t, "version", "2");
 	check_meta(t, "tool_version", NT_VERSION);
 	check_meta(t, "backend", "blocks");
 	check_meta(t, "sampling", "first=8,every=1000");
@@ -393,7 +401,7 @@ static void test_schema_is_plain_sql(void **state)
 	/* finished: one plain file, no -wal or -shm needed beside it */
 	assert_false(side_file(path, "-wal"));
 	assert_int_equal(sql_int(path, "PRAGMA application_id"), 0x4E545452);
-	assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM blocks WHERE launch = 2"), 300);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM kernels WHERE registers IS NULL"), 1);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM launches WHERE t_start_ns IS NULL"), 1);
@@ -414,6 +422,55 @@ static void test_schema_is_plain_sql(void **state)
 	assert_int_equal(n, 3);
 	nt_trace_close(t);
 	nt_map_free(m);
+	free(path);
+}
+
+static int on_native(const struct nt_trace_native *n, void *arg)
+{
+	struct nt_trace_native *seen = arg;
+
+	seen[seen[0].launch++ + 1] = *n;
+	return 0;
+}
+
+static int graph_launch_of_first(const struct nt_trace_launch *l, const struct nt_trace_kernel *k, void *arg)
+{
+	(void)k;
+	*(int64_t *)arg = l->graph_launch;
+	return 1;
+}
+
+/* Schema 2 adds launches.graph_launch and the native table; a version 1
+ * trace (every trace before it) still reads, with graph_launch unknown
+ * and no native times. */
+static void test_versions(void **state)
+{
+	char *path = path_in(state, "v.sqlite");
+	struct nt_trace_native seen[4] = { { 0 } };
+	struct nt_err err = { "" };
+	struct nt_trace *t;
+	int64_t gl = 0;
+
+	nt_map_free(sample_trace(path));
+	t = open_ok(path);
+	assert_int_equal(nt_trace_foreach_native(t, on_native, seen, &err), 0);
+	assert_int_equal(seen[0].launch, 2);
+	assert_int_equal(seen[1].launch, 10);
+	assert_int_equal(seen[1].dyn_smem, 128);
+	assert_int_equal(seen[2].dyn_smem, -1);
+	assert_int_equal(seen[2].ns, 5001);
+	assert_int_equal(nt_trace_foreach_launch(t, graph_launch_of_first, &gl, &err), 1);
+	assert_int_equal(gl, 12);
+	nt_trace_close(t);
+	/* the same file as schema 1 wrote it */
+	sql(path, "DROP TABLE native; ALTER TABLE launches DROP COLUMN graph_launch; PRAGMA user_version = 1");
+	t = open_ok(path);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(nt_trace_foreach_native(t, on_native, seen, &err), 0);
+	assert_int_equal(seen[0].launch, 0);
+	assert_int_equal(nt_trace_foreach_launch(t, graph_launch_of_first, &gl, &err), 1);
+	assert_int_equal(gl, NT_TRACE_UNKNOWN);
+	nt_trace_close(t);
 	free(path);
 }
 
@@ -490,8 +547,12 @@ static void test_refuses_other_files(void **state)
 	open_refused(path, "meta format");
 	remove(path);
 	nt_map_free(sample_trace(path));
-	sql(path, "PRAGMA user_version = 2");
-	open_refused(path, "schema version 2");
+	sql(path, "PRAGMA user_version = 3");
+	open_refused(path, "schema version 3");
+	remove(path);
+	nt_map_free(sample_trace(path));
+	sql(path, "PRAGMA user_version = 0");
+	open_refused(path, "schema version 0");
 	remove(path);
 
 	/* a good trace, cut short or with its pages overwritten */
@@ -622,6 +683,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_is_plain_sql, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_existing_and_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_other_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_rows, setup, teardown),
