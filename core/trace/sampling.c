@@ -1,5 +1,5 @@
 /* Sampling policies (sampling.h): parsing them, and deciding per launch
- * with a count per kernel in a uthash table. */
+ * with a count per kernel in a uthash table and the state of the window. */
 #include "trace/sampling.h"
 
 #include <errno.h>
@@ -26,11 +26,20 @@ struct kernel_count {
 struct nt_sampling {
 	int all, none;
 	int64_t first, every, max;	/* 0: not given */
+	int64_t window, skip, idle;	/* 0: not given */
+	double budget;			/* percent; 0: not given */
 	char **match;
 	int n_match;
-	int64_t traced;
 	struct kernel_count *counts;
 	char *canon;
+	/* the run so far */
+	int64_t launches, traced, windows, in_windows;
+	int started;
+	double t0;			/* first launch */
+	/* the window */
+	int open;
+	int64_t in_window, since_traced;
+	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
 };
 
 /* "first=8" -> 8 into *v; -1 when term is not `name=<positive integer>`
@@ -47,6 +56,23 @@ static int parse_count(const char *term, const char *val, int64_t *v, struct nt_
 	if (n <= 0 || errno || *end)
 		return nt_err_set(err, "sampling policy: in '%s', '%s' is not a positive integer", term, val);
 	*v = n;
+	return 0;
+}
+
+/* "budget=2.5" -> 2.5 into *v: a percent in (0, 100]. */
+static int parse_percent(const char *term, const char *val, double *v, struct nt_err *err)
+{
+	char *end;
+	double p;
+
+	if (*v)
+		return nt_err_set(err, "sampling policy: '%s' given twice", term);
+	errno = 0;
+	p = (*val >= '0' && *val <= '9') || *val == '.' ? strtod(val, &end) : 0;
+	if (errno || *end || !(p > 0 && p <= 100))
+		return nt_err_set(err, "sampling policy: in '%s', '%s' is not a percent in (0, 100]", term,
+				  val);
+	*v = p;
 	return 0;
 }
 
@@ -72,6 +98,14 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 		return parse_count("every", val, &s->every, err);
 	if (!strcmp(term, "max"))
 		return parse_count("max", val, &s->max, err);
+	if (!strcmp(term, "window"))
+		return parse_count("window", val, &s->window, err);
+	if (!strcmp(term, "skip"))
+		return parse_count("skip", val, &s->skip, err);
+	if (!strcmp(term, "idle"))
+		return parse_count("idle", val, &s->idle, err);
+	if (!strcmp(term, "budget"))
+		return parse_percent("budget", val, &s->budget, err);
 	if (!strcmp(term, "match")) {
 		if (!*val)
 			return nt_err_set(err, "sampling policy: 'match=' needs a pattern");
@@ -86,7 +120,7 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 	val[-1] = '=';
 unknown:
 	return nt_err_set(err, "sampling policy: unknown term '%s' (known: all, none, first=N, every=K, "
-			  "match=GLOB, max=N)", term);
+			  "match=GLOB, max=N, window=N, skip=N, idle=N, budget=P)", term);
 }
 
 /* Trim spaces around a term in place. */
@@ -122,7 +156,15 @@ static int canonical(struct nt_sampling *s, struct nt_err *err)
 	for (int i = 0; i < s->n_match; i++)
 		at += sprintf(s->canon + at, "%smatch=%s", at ? "," : "", s->match[i]);
 	if (s->max)
-		sprintf(s->canon + at, "%smax=%lld", at ? "," : "", (long long)s->max);
+		at += sprintf(s->canon + at, "%smax=%lld", at ? "," : "", (long long)s->max);
+	if (s->window)
+		at += sprintf(s->canon + at, "%swindow=%lld", at ? "," : "", (long long)s->window);
+	if (s->skip)
+		at += sprintf(s->canon + at, "%sskip=%lld", at ? "," : "", (long long)s->skip);
+	if (s->idle)
+		at += sprintf(s->canon + at, "%sidle=%lld", at ? "," : "", (long long)s->idle);
+	if (s->budget)
+		sprintf(s->canon + at, "%sbudget=%g", at ? "," : "", s->budget);
 	return 0;
 }
 
@@ -155,7 +197,8 @@ int nt_sampling_parse(const char *policy, struct nt_sampling **out, struct nt_er
 		if (parse_term(s, term, err))
 			goto out;
 	}
-	if (s->none && (s->all || s->first || s->every || s->n_match || s->max)) {
+	if (s->none && (s->all || s->first || s->every || s->n_match || s->max || s->window || s->skip ||
+			s->idle || s->budget)) {
 		nt_err_set(err, "sampling policy '%s': 'none' cannot be combined with other terms", policy);
 		goto out;
 	}
@@ -197,38 +240,124 @@ int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled)
 	return !k;
 }
 
-/* Kernels are matched once, at first sight (fnmatch per launch would
- * cost every launch of a long run); then counted. */
-int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled)
+/* The kernel's entry, made (and matched) at first sight: fnmatch per
+ * launch would cost every launch of a long run.  NULL when out of memory. */
+static struct kernel_count *kernel(struct nt_sampling *s, const char *mangled, const char *demangled)
 {
 	struct kernel_count *k;
-	int64_t n;
-	int oom = 0, pick;
+	size_t len;
+	int oom = 0;
+
+	HASH_FIND_STR(s->counts, mangled, k);
+	if (k)
+		return k;
+	len = strlen(mangled);
+	if (!(k = calloc(1, sizeof(*k) + len + 1)))
+		return NULL;
+	memcpy(k->name, mangled, len + 1);
+	k->match = matches(s, mangled, demangled);
+	HASH_ADD(hh, s->counts, name, len, k);
+	if (oom) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* Do first/every/all select the kernel's next launch (not counting it)? */
+static int picks(const struct nt_sampling *s, const struct kernel_count *k)
+{
+	int64_t n = k->seen;
+
+	return s->all || (s->first && n < s->first) || (s->every && n % s->every == 0);
+}
+
+/* With `extra` seconds more spent in windows, may one open now? */
+static int budget_allows(const struct nt_sampling *s, double now, double extra)
+{
+	return !s->budget || s->spent + extra <= s->budget / 100 * (now - s->t0);
+}
+
+static int64_t idle_limit(const struct nt_sampling *s)
+{
+	return s->idle ? s->idle : NT_SAMPLING_IDLE;
+}
+
+int nt_sampling_exhausted(const struct nt_sampling *s)
+{
+	return s->none || (s->max && s->traced >= s->max);
+}
+
+int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now)
+{
+	struct kernel_count *k;
+	int pick, selectable, close;
 
 	if (s->none || !mangled)
 		return 0;
-	HASH_FIND_STR(s->counts, mangled, k);
-	if (!k) {
-		size_t len = strlen(mangled);
-
-		if (!(k = calloc(1, sizeof(*k) + len + 1)))
-			return 0;
-		memcpy(k->name, mangled, len + 1);
-		k->match = matches(s, mangled, demangled);
-		HASH_ADD(hh, s->counts, name, len, k);
-		if (oom) {
-			free(k);
-			return 0;
-		}
+	if (!s->started) {
+		s->started = 1;
+		s->t0 = now;
 	}
-	if (!k->match)
+	s->launches++;
+	close = s->open && ((s->window && s->in_window >= s->window) || s->since_traced >= idle_limit(s) ||
+			    nt_sampling_exhausted(s));
+	if (!(k = kernel(s, mangled, demangled)))
+		goto out;
+	selectable = k->match && (!s->max || s->traced < s->max);
+	if ((!s->open || close) && selectable && s->launches > s->skip && picks(s, k) &&
+	    budget_allows(s, now, close ? now - s->opened_at : 0)) {
+		/* a new window; right after the last one, it goes on from it:
+		 * the modules stay patched */
+		if (!close) {
+			s->open = 1;
+			s->opened_at = now;
+		}
+		close = 0;
+		s->in_window = 0;
+		s->since_traced = 0;
+		s->windows++;
+	}
+	if (!s->open || close) {
+		/* Without window=, every launch of the kernel counts. */
+		if (!s->window && k->match)
+			k->seen++;
+		goto out;
+	}
+	s->in_window++;
+	s->in_windows++;
+	pick = k->match && picks(s, k);
+	if (k->match)
+		k->seen++;
+	if (pick && selectable) {
+		s->traced++;
+		s->since_traced = 0;
+		return NT_SAMPLE_TRACE;
+	}
+	s->since_traced++;
+out:
+	if (!close)
 		return 0;
-	n = k->seen++;
-	pick = s->all || (s->first && n < s->first) || (s->every && n % s->every == 0);
-	if (!pick || (s->max && s->traced >= s->max))
-		return 0;
-	s->traced++;
-	return 1;
+	s->open = 0;
+	s->spent += now - s->opened_at;
+	s->closed_at = now;
+	return NT_SAMPLE_CLOSE;
+}
+
+void nt_sampling_window_done(struct nt_sampling *s, double now)
+{
+	if (now > s->closed_at)
+		s->spent += now - s->closed_at;
+	s->closed_at = now;
+}
+
+void nt_sampling_stats(const struct nt_sampling *s, double now, struct nt_sampling_stats *out)
+{
+	out->launches = s->launches;
+	out->windows = s->windows;
+	out->in_windows = s->in_windows;
+	out->traced = s->traced;
+	out->window_s = s->spent + (s->open && now > s->opened_at ? now - s->opened_at : 0);
 }
 
 const char *nt_sampling_string(const struct nt_sampling *s)

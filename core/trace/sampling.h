@@ -1,11 +1,19 @@
 /*
- * sampling.h - which kernel launches the interposer traces block by block.
+ * sampling.h - which kernel launches the interposer traces block by block,
+ * and the windows in which it does so.
  *
- * Tracing a launch's blocks costs device memory, a patched kernel and a
- * drain; a long training run makes millions of launches of a few dozen
- * kernels.  A policy says which to trace.  It is a string of terms
- * separated by commas (no spaces inside a term; spaces around one are
- * ignored):
+ * A traced launch runs instrumented code: the interposer patches the
+ * kernel's module before the launch and takes the patches out again
+ * later, and each switch waits for the GPU.  So tracing happens in
+ * windows of consecutive launches: a module is patched when a traced
+ * launch of the window first needs it, and every patched module is
+ * unpatched when the window closes; between windows every launch runs
+ * the program's own code.  A launch of a patched module that is not
+ * traced runs the instrumented code too (slower, recording nothing):
+ * short windows cost more switches, long ones more slow launches.
+ *
+ * A policy is a string of terms separated by commas (no spaces inside a
+ * term; spaces around one are ignored).  Which launches:
  *
  *   all        every launch
  *   none       no launch (alone: no other term may come with it)
@@ -17,31 +25,64 @@
  *              a glob cannot hold a ','
  *   max=N      at most N traced launches in all
  *
- * N and K are positive decimal integers; each of all, first, every, max
- * may appear once.  A launch is traced when its kernel passes the match
- * filter (when there is one), and `all` is given or `first` or `every`
+ * and when (the windows):
+ *
+ *   window=N   windows of N consecutive launches (of every kernel); the
+ *              per-kernel counts of first= and every= then count only
+ *              launches inside windows
+ *   skip=N     no window opens during the first N launches (warm-up)
+ *   idle=N     a window also closes after N launches in a row with none
+ *              traced (default NT_SAMPLING_IDLE), and at once when max= is
+ *              reached
+ *   budget=P   a window opens only while the time spent in windows
+ *              (opening to the end of the unpatching) is at most P percent
+ *              of the time since the first launch; P a decimal in (0, 100]
+ *
+ * N and K are positive decimal integers; each term but match= may appear
+ * once.  A launch is traced when it is in a window, its kernel passes the
+ * match filter (when there is one), `all` is given or `first` or `every`
  * selects it, and fewer than `max` launches were traced before.  With
  * none of all/first/every, `all` is meant ("match=*gemm*" traces every
- * launch of the GEMMs; "max=100" the first 100 launches).  Launches of
- * one kernel are counted whether traced or not; kernels are told apart by
- * mangled name.
+ * launch of the GEMMs; "max=100" the first 100 launches).  Kernels are
+ * told apart by mangled name.
  *
- * NT_SAMPLING_DEFAULT, "first=8,every=1000": every distinct kernel is seen
- * (its first 8 launches: warm-up and the start of steady state), and a
- * long run keeps a thin sample over its whole length (1 launch in 1000
- * of each kernel), so the cost is a few launches per kernel plus 0.1% of
- * the rest however long the program runs.
+ * Without window=, windows follow the selected launches: one opens at a
+ * launch the terms select (once skip= and budget= allow it) and closes
+ * after idle= launches with none selected, and first= and every= count
+ * every launch of the kernel, inside windows or not, as they always did.
  *
- * Lifecycle: nt_sampling_parse() -> nt_sampling_decide() per launch ->
- * nt_sampling_free().  NOT thread-safe: decide() counts, so the caller
- * holds a lock around it.
+ * NT_SAMPLING_DEFAULT is what a long training job wants: see docs/interposer.md
+ * for the measured trade-off.
+ *
+ * Lifecycle: nt_sampling_parse() -> nt_sampling_decide() per launch
+ * (with nt_sampling_window_done() after each close) -> nt_sampling_free().
+ * NOT thread-safe: decide() counts, so the caller holds a lock around it.
  */
 #ifndef NT_SAMPLING_H
 #define NT_SAMPLING_H
 
+#include <stdint.h>
+
 #include "util/err.h"
 
 #define NT_SAMPLING_DEFAULT "first=8,every=1000"
+#define NT_SAMPLING_IDLE 256
+
+/* nt_sampling_decide()'s answer, a bit set. */
+enum {
+	NT_SAMPLE_TRACE = 1,	/* trace this launch (patching its module if need be) */
+	NT_SAMPLE_CLOSE = 2,	/* before this launch, the open window closed:
+				 * unpatch every module, then call
+				 * nt_sampling_window_done() */
+};
+
+struct nt_sampling_stats {
+	int64_t launches;	/* decided */
+	int64_t windows;	/* opened */
+	int64_t in_windows;	/* launches inside windows */
+	int64_t traced;
+	double window_s;	/* time spent in windows, closed ones and the open one */
+};
 
 struct nt_sampling;
 
@@ -49,17 +90,28 @@ struct nt_sampling;
  * bad term. */
 int nt_sampling_parse(const char *policy, struct nt_sampling **out, struct nt_err *err);
 
-/* Whether to trace this launch (1) or not (0); counts it.  demangled may
- * be NULL.  When memory runs out it says 0. */
-int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled);
+/* What to do with this launch, made at time now (seconds on any clock
+ * that does not go back); counts it.  demangled may be NULL.  When memory
+ * runs out the launch is not traced. */
+int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now);
+
+/* The modules of the window closed at the last NT_SAMPLE_CLOSE are
+ * unpatched, at time now: the switch counts towards budget=. */
+void nt_sampling_window_done(struct nt_sampling *s, double now);
 
 /* 1 when decide() would like the demangled name of this kernel: the
  * policy has match= terms and the kernel is new (its match is decided
  * once, at first sight).  Lets the caller demangle only then. */
 int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
 
+/* 1 when no launch can be traced any more (none, or max= reached). */
+int nt_sampling_exhausted(const struct nt_sampling *s);
+
+void nt_sampling_stats(const struct nt_sampling *s, double now, struct nt_sampling_stats *out);
+
 /* The canonical form: terms in the order all|none, first, every, match
- * (as given), max; the same policy always gives the same string. */
+ * (as given), max, window, skip, idle, budget; the same policy always
+ * gives the same string. */
 const char *nt_sampling_string(const struct nt_sampling *s);
 
 void nt_sampling_free(struct nt_sampling *s);

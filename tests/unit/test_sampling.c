@@ -33,8 +33,9 @@ static int run(struct nt_sampling *s, int kernels, int rounds, char *trace0, con
 			int d;
 
 			snprintf(name, sizeof(name), "_Z1%cv", 'a' + k);
-			d = nt_sampling_decide(s, name, demangled ? demangled[k] : NULL);
-			assert_true(d == 0 || d == 1);
+			d = nt_sampling_decide(s, name, demangled ? demangled[k] : NULL, 0.0);
+			assert_true(d >= 0 && d <= (NT_SAMPLE_TRACE | NT_SAMPLE_CLOSE));
+			d &= NT_SAMPLE_TRACE;
 			total += d;
 			if (k == 0 && trace0)
 				trace0[r] = (char)('0' + d);
@@ -116,7 +117,7 @@ static void test_match(void **state)
 	s = parse_ok("match=*_Z1cv*,every=2,max=2");
 	assert_int_equal(run(s, 3, 6, got, dem), 2);	/* c at 0 and 2, then max */
 	assert_string_equal(got, "000000");
-	assert_int_equal(nt_sampling_decide(s, "_Z1cv", NULL), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1cv", NULL, 0.0), 0);
 	nt_sampling_free(s);
 	s = parse_ok("match=nothing*");
 	assert_int_equal(run(s, 3, 4, got, dem), 0);
@@ -131,14 +132,14 @@ static void test_match_once(void **state)
 
 	(void)state;
 	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3fooIiEvv"), 1);
-	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "void foo<int>()"), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "void foo<int>()", 0.0), 0);
 	/* "void foo<int>()" does not start with foo<: no match, decided */
 	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3fooIiEvv"), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "foo<int>"), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z3fooIiEvv", "foo<int>", 0.0), 0);
 	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3barv"), 1);
-	assert_int_equal(nt_sampling_decide(s, "_Z3barv", "foo<bar>"), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z3barv", "foo<bar>", 0.0), 1);
 	assert_int_equal(nt_sampling_needs_demangled(s, "_Z3barv"), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z3barv", NULL), 1);	/* kept */
+	assert_int_equal(nt_sampling_decide(s, "_Z3barv", NULL, 0.0), 1);	/* kept */
 	nt_sampling_free(s);
 	/* no match= term: never asks */
 	s = parse_ok("first=2");
@@ -153,16 +154,145 @@ static void test_per_kernel_counts(void **state)
 
 	(void)state;
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(nt_sampling_decide(s, "_Z4busyv", NULL), i < 2);
-	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL), 1);
-	assert_int_equal(nt_sampling_decide(s, "_Z4latev", "late()"), 1);
-	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL), 0);
+		assert_int_equal(nt_sampling_decide(s, "_Z4busyv", NULL, 0.0), i < 2);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL, 0.0), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", "late()", 0.0), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL, 0.0), 0);
 	for (int i = 0; i < 1000; i++) {	/* many distinct kernels */
 		char name[32];
 
 		snprintf(name, sizeof(name), "_Z1k%dv", i);
-		assert_int_equal(nt_sampling_decide(s, name, NULL), 1);
+		assert_int_equal(nt_sampling_decide(s, name, NULL, 0.0), 1);
 	}
+	nt_sampling_free(s);
+}
+
+static void refused(const char *policy, const char *want);
+
+/* Windows of window=N launches: first/every count inside them only. */
+static void test_windows(void **state)
+{
+	struct nt_sampling_stats st;
+	struct nt_sampling *s;
+	char got[64];
+	int d;
+
+	(void)state;
+	check("window=4", "all,window=4", 1, 10, "1111111111", 10);	/* back to back */
+	s = parse_ok("window=3,skip=2");
+	assert_string_equal(nt_sampling_string(s), "all,window=3,skip=2");
+	for (int i = 0; i < 10; i++) {
+		d = nt_sampling_decide(s, "_Z1av", NULL, i);
+		got[i] = (char)('0' + d);
+	}
+	got[10] = '\0';
+	/* launches 1-2 skipped; windows 3-5, 6-8, 9-: back to back, so no
+	 * close in between (the modules stay patched) */
+	assert_string_equal(got, "0011111111");
+	nt_sampling_stats(s, 10, &st);
+	assert_int_equal(st.windows, 3);
+	assert_int_equal(st.traced, 8);
+	assert_int_equal(st.in_windows, 8);
+	assert_int_equal(st.launches, 10);
+	nt_sampling_free(s);
+	/* first= counts launches inside windows only: a kernel seen outside
+	 * a window still gets its first N inside one */
+	s = parse_ok("first=2,window=2,skip=3");
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	/* the window is over and a's first two are used: nothing opens */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+}
+
+/* Without window=, a window closes after idle= launches with none
+ * traced, and opens again at the next selected launch; what is traced is
+ * what the per-kernel terms select, as without windows. */
+static void test_idle(void **state)
+{
+	struct nt_sampling *s = parse_ok("every=5,idle=2");
+	char got[32];
+
+	(void)state;
+	assert_string_equal(nt_sampling_string(s), "every=5,idle=2");
+	for (int i = 0; i < 12; i++) {
+		int d = nt_sampling_decide(s, "_Z1av", NULL, 0);
+
+		got[i] = (char)('0' + d);
+	}
+	got[12] = '\0';
+	/* traced at 0, 5, 10; closed at the third launch after each */
+	assert_string_equal(got, "100201002010");
+	nt_sampling_free(s);
+	/* the default idle limit */
+	s = parse_ok("first=1");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	for (int i = 0; i < NT_SAMPLING_IDLE; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+}
+
+/* budget=P: a window opens only while the time in windows, the
+ * unpatching included, is at most P% of the time since the first launch. */
+static void test_budget(void **state)
+{
+	struct nt_sampling_stats st;
+	struct nt_sampling *s = parse_ok("window=2,budget=10");
+	double t = 0;
+	int windows_at[8], n = 0;
+
+	(void)state;
+	assert_string_equal(nt_sampling_string(s), "all,window=2,budget=10");
+	/* one launch a second; each window is 2 launches (2 s) plus 1 s of
+	 * unpatching: 3 s in a window needs 30 s of run */
+	for (int i = 0; i < 100; i++, t += 1) {
+		int d = nt_sampling_decide(s, "_Z1av", NULL, t);
+
+		if (d & NT_SAMPLE_CLOSE)
+			nt_sampling_window_done(s, t + 1);
+		if ((d & NT_SAMPLE_TRACE) && n < 8 && (!n || windows_at[n - 1] < t - 2))
+			windows_at[n++] = (int)t;
+	}
+	nt_sampling_stats(s, t, &st);
+	assert_int_equal(n, 4);
+	assert_int_equal(windows_at[0], 0);
+	assert_int_equal(windows_at[1], 30);	/* 3 s spent <= 10% of 30 s */
+	assert_int_equal(windows_at[2], 60);
+	assert_int_equal(windows_at[3], 90);
+	assert_true(st.window_s <= 0.1 * t + 3);
+	assert_int_equal(st.windows, 4);
+	nt_sampling_free(s);
+	refused("budget=0", "percent");
+	refused("budget=101", "percent");
+	refused("budget=x", "percent");
+	refused("budget=1,budget=2", "twice");
+	s = parse_ok("budget=0.5,window=10");
+	assert_string_equal(nt_sampling_string(s), "all,window=10,budget=0.5");
+	nt_sampling_free(s);
+}
+
+/* max= ends the windows too. */
+static void test_exhausted(void **state)
+{
+	struct nt_sampling *s = parse_ok("max=2,window=100");
+
+	(void)state;
+	assert_int_equal(nt_sampling_exhausted(s), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_exhausted(s), 1);
+	/* the window closes at once: nothing more to trace in it */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
+	nt_sampling_free(s);
+	s = parse_ok("none");
+	assert_int_equal(nt_sampling_exhausted(s), 1);
 	nt_sampling_free(s);
 }
 
@@ -198,6 +328,11 @@ static void test_errors(void **state)
 	refused("all,every=3", "'all'");
 	refused("match=", "pattern");
 	refused("First=8", "'First=8'");
+	refused("window=0", "'0'");
+	refused("skip=-3", "'-3'");
+	refused("idle=1,idle=2", "'idle' given twice");
+	refused("none,window=3", "'none'");
+	refused("none,budget=1", "'none'");
 }
 
 int main(void)
@@ -211,6 +346,10 @@ int main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_once),
 		cmocka_unit_test(test_per_kernel_counts),
+		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_exhausted),
 		cmocka_unit_test(test_errors),
 	};
 
