@@ -116,7 +116,13 @@ $(BUILD)/nucatrace: $(BUILD)/nucatrace.o $(BUILD)/usage.o $(CMD_OBJ) $(KERNEL_OB
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $(filter %.c %.a,$^) -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $(filter %.c,$^) \
+		$(filter %.o,$^) $(filter %.a,$^) -lcmocka $(LDLIBS)
+
+# The interposer's pure parts, tested on the CPU like the core.
+$(BUILD)/tests/test_recpool: $(BUILD)/interposer/recpool.o
+$(BUILD)/tests/test_config: $(BUILD)/interposer/config.o
+$(BUILD)/tests/test_inflight: $(BUILD)/interposer/inflight.o
 
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
 TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin
@@ -126,19 +132,25 @@ $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
-            $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno $(BUILD)/tests/cuda_prog
+            $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno $(BUILD)/tests/cuda_prog \
+            $(BUILD)/tests/fake_app
+$(BUILD)/tests/fake_app: tests/fault/fake_app.c
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< -ldl
 $(BUILD)/tests/cuda_prog: tests/fault/cuda_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< -ldl
 $(BUILD)/tests/print_errno: tests/fault/print_errno.c
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $<
-$(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c interposer/sanitizer.def interposer/sanitizer_abi.h
+# The stand-in sanitizer, and with FAKESANITIZER_GPU=1 a simulated GPU.
+$(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c tests/fault/fakesanitizer_gpu.c \
+		interposer/sanitizer.def interposer/sanitizer_abi.h kernels/blockrec.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $<
-$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c core/gpu/cudrv.def
+	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $(filter %.c,$^) -lpthread
+$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c tests/fault/fakecuda_gpu.c core/gpu/cudrv.def
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $(filter %.c,$^) -ldl
 $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/gpu/cudrv.def
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DDROP_ONE -Wno-missing-prototypes -shared -fPIC -o $@ $< -ldl

@@ -12,7 +12,7 @@
 #ifndef NT_BACKEND_H
 #define NT_BACKEND_H
 
-#include "collector.h"
+#include "config.h"
 #include "util/err.h"
 
 struct nt_backend {

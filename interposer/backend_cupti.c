@@ -65,8 +65,9 @@ static void kernel_record(const CUpti_ActivityKernel10 *k)
 	r.start_ns = k->start;
 	r.end_ns = k->end;
 	r.correlation = k->correlationId;
-	r.graph = k->graphId;
-	r.graph_node = k->graphNodeId;
+	r.l.graph = k->graphId ? (int64_t)k->graphId : -1;
+	r.l.graph_node = k->graphNodeId ? (int64_t)k->graphNodeId : -1;
+	r.l.graph_launch = -1;
 	r.registers = k->registersPerThread;
 	r.static_smem = k->staticSharedMemory;
 	r.dyn_smem = k->dynamicSharedMemory;

@@ -1,19 +1,33 @@
 /*
  * The "blocks" backend: the Compute Sanitizer patching API inserts our
- * device callbacks (kernels/patch.cu) at every block's entry and exit.
+ * device callbacks (kernels/patch.cu) at every block's entry and exit of
+ * the kernels of a patched module.  Patched code is slow even when it
+ * records nothing, so a module is patched only while a sampling window
+ * needs it (trace/sampling.h, san_modules.c): every other launch runs the
+ * program's own code.
  *
- * Per context we keep one record buffer: scratch in device memory and
- * records in pinned host memory, both buffer_blocks long, handed out in
- * chunks of CHUNK blocks to traced launches; plus NDESC launch
- * descriptors in device memory.  A launch that finds no room is dropped
- * (counted), never waited for.
+ * Per launch (these callbacks, on the program's thread):
+ *   LAUNCH_BEGIN   counts and samples it; a traced launch gets its module
+ *                  patched, a run of record buffer (san_buffers.c) and its
+ *                  descriptor as per-launch data; an untraced launch of a
+ *                  patched module gets no data; an untraced launch of a
+ *                  traced configuration may be timed natively (san_native.c)
+ *   LAUNCH_END     the launch is queued: the window lock is let go
+ * Per graph launch: GRAPHS LAUNCH_BEGIN, then NODE_LAUNCH_BEGIN for each
+ * kernel node (as a launch, with per-function data, which the driver
+ * takes as it queues the node), then GRAPHS LAUNCH_END (per-function data
+ * back to none, a window closed meanwhile is closed now).
+ *
+ * No callback ever waits for another thread (the driver may hold its own
+ * locks while it calls us): a window closes only when no other launch is
+ * between its begin and end (inflight.h), else at a later launch.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Never exit() the host program on a failed allocation. */
 #define HASH_NONFATAL_OOM 1
@@ -28,196 +42,101 @@
 #include "backend.h"
 #include "collector.h"
 #include "gpu/cudrv.h"
+#include "inflight.h"
 #include "kattrs.h"
-#include "sanitizer_abi.h"
+#include "san.h"
+#include "trace/sampling.h"
 
-#define CHUNK 64
-#define NDESC 1024
+/* What this thread is doing inside the driver. */
+static _Thread_local struct {
+	int launch;		/* a plain launch between begin and end */
+	int closing;		/* ... that began while a close was under way */
+	int native;		/* ... timed natively */
+	CUstream stream;
+	int graph;		/* a graph launch between begin and end */
+	int graph_lock;		/* ... holding graph_lock: its nodes may trace */
+	int graph_upload;
+	CUfunction *data;	/* functions given per-function data in it */
+	int n_data, cap_data;
+} tl;
 
-extern const unsigned char nt_patch_fatbin[];
-
-static struct {
-	void *lib;
-#define NT_SAN(name, params) nt_san_result (*name) params;
-#include "sanitizer.def"
-#undef NT_SAN
-	nt_san_subscriber sub;
-	uint32_t buffer_blocks;
-	pthread_mutex_t lock;
-	unsigned tag;
-} san = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-struct ctx_buf {
-	CUcontext ctx;
-	int broken;			/* allocation failed: trace nothing here */
-	int patches;			/* patch module loaded into the context */
-	uint32_t chunks;
-	unsigned char *chunk_used;
-	unsigned char desc_used[NDESC];
-	struct nt_blk_scratch *scratch;
-	struct nt_block_rec *rec;
-	struct nt_launch_desc *desc;
-	UT_hash_handle hh;
-};
-
-struct mod_state {
-	CUmodule mod;
-	int patched;
-	UT_hash_handle hh;
-};
-
-/* What a traced launch holds, given back by release(). */
-struct hold {
-	struct ctx_buf *cb;
-	uint32_t chunk, nchunks, desc;
-};
+static struct nt_inflight inflight;
 
 /* The dynamic shared memory of the launch this thread is making: the
  * driver API callback (entry of cuLaunchKernel & co.) comes just before
  * the launch callback, on the same thread. */
 static _Thread_local int64_t pending_dyn_smem = -1;
 
-static struct ctx_buf *contexts;
-static struct mod_state *modules;
+/* Graph launches that may trace take turns: per-function data is one
+ * per function, and two graphs' nodes must not swap theirs. */
+static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *san_error(nt_san_result r)
+/* Graph execs and nodes by number, in order of first sight. */
+struct graph_id {
+	const void *handle;
+	int64_t id;
+	UT_hash_handle hh;
+};
+static struct graph_id *graph_execs, *graph_nodes;
+
+static int64_t id_of(struct graph_id **table, const void *handle)
 {
-	static _Thread_local char buf[32];
-	const char *s = NULL;
+	struct graph_id *g;
+	int64_t id = -1;
 
-	if (san.sanitizerGetResultString && !san.sanitizerGetResultString(r, &s) && s)
-		return s;
-	snprintf(buf, sizeof(buf), "sanitizer error %d", (int)r);
-	return buf;
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(*table, &handle, g);
+	if (!g && (g = calloc(1, sizeof(*g)))) {
+		g->handle = handle;
+		g->id = HASH_COUNT(*table);
+		HASH_ADD_PTR(*table, handle, g);
+	}
+	if (g)
+		id = g->id;
+	pthread_mutex_unlock(&nt_san.lock);
+	return id;
 }
 
-static struct ctx_buf *ctx_get(CUcontext ctx)
+static int module_patched(CUmodule mod)
 {
-	struct ctx_buf *cb;
+	int p;
 
-	HASH_FIND_PTR(contexts, &ctx, cb);
-	if (cb)
-		return cb;
-	cb = calloc(1, sizeof(*cb));
-	if (!cb)
+	pthread_mutex_lock(&nt_san.lock);
+	p = nt_san_module_patched(mod);
+	pthread_mutex_unlock(&nt_san.lock);
+	return p;
+}
+
+static int any_patched(void)
+{
+	int p;
+
+	pthread_mutex_lock(&nt_san.lock);
+	p = nt_san_any_patched();
+	pthread_mutex_unlock(&nt_san.lock);
+	return p;
+}
+
+/* Close the window sampling closed, now if no other launch is in flight
+ * (mine: 1 when the caller's own launch is), else at a later launch. */
+static void try_close(int mine)
+{
+	if (!nt_inflight_try_close(&inflight, mine))
+		return;
+	nt_san_unpatch_all();
+	nt_inflight_closed(&inflight);
+	nt_collector_window_done();
+}
+
+/* Make sure mod is patched; the reason it is not, or NULL. */
+static const char *patch(CUmodule mod)
+{
+	const char *why = NULL;
+
+	if (module_patched(mod))
 		return NULL;
-	cb->ctx = ctx;
-	HASH_ADD_PTR(contexts, ctx, cb);
-	return cb;
-}
-
-/* A context's buffers, zeroed on `stream` and ready on every stream once
- * this returns.  Made when the context is created (on_context_created),
- * when nothing of the program's is queued yet, so the wait is for our own
- * memsets; the first traced launch makes them, on its stream, only for a
- * context created before we subscribed. */
-static int ctx_buffers(struct ctx_buf *cb, nt_san_stream stream)
-{
-	size_t n = san.buffer_blocks;
-	nt_san_result r;
-
-	if (cb->rec || cb->broken)
-		return cb->broken ? -1 : 0;
-	cb->chunks = (uint32_t)(n / CHUNK);
-	cb->chunk_used = calloc(cb->chunks, 1);
-	if (!cb->chunk_used ||
-	    (r = san.sanitizerAlloc(cb->ctx, (void **)&cb->scratch, n * sizeof(*cb->scratch))) ||
-	    (r = san.sanitizerMemset(cb->scratch, 0, n * sizeof(*cb->scratch), stream)) ||
-	    (r = san.sanitizerAllocHost(cb->ctx, (void **)&cb->rec, n * sizeof(*cb->rec))) ||
-	    (r = san.sanitizerAlloc(cb->ctx, (void **)&cb->desc, NDESC * sizeof(*cb->desc))) ||
-	    /* A descriptor read before its copy lands is all zero: the
-	     * device callbacks then do nothing. */
-	    (r = san.sanitizerMemset(cb->desc, 0, NDESC * sizeof(*cb->desc), stream)) ||
-	    /* Once per context: zeroed scratch and descriptors must be in
-	     * place before launches on any stream use them. */
-	    (r = san.sanitizerStreamSynchronize(stream))) {
-		nt_warn("cannot allocate block record buffers (%zu blocks); this context is not "
-			"traced", n);
-		cb->broken = 1;
-		return -1;
-	}
-	memset(cb->rec, 0, n * sizeof(*cb->rec));
-	return 0;
-}
-
-/* First fit over the chunk map; -1 when no run of nchunks is free. */
-static int64_t chunks_take(struct ctx_buf *cb, uint32_t nchunks)
-{
-	uint32_t run = 0;
-
-	for (uint32_t i = 0; i < cb->chunks; i++) {
-		run = cb->chunk_used[i] ? 0 : run + 1;
-		if (run == nchunks) {
-			uint32_t first = i + 1 - nchunks;
-
-			memset(cb->chunk_used + first, 1, nchunks);
-			return first;
-		}
-	}
-	return -1;
-}
-
-static int desc_take(struct ctx_buf *cb)
-{
-	for (int i = 0; i < NDESC; i++)
-		if (!cb->desc_used[i]) {
-			cb->desc_used[i] = 1;
-			return i;
-		}
-	return -1;
-}
-
-static void release(void *cookie)
-{
-	struct hold *h = cookie;
-
-	pthread_mutex_lock(&san.lock);
-	memset(h->cb->chunk_used + h->chunk, 0, h->nchunks);
-	h->cb->desc_used[h->desc] = 0;
-	pthread_mutex_unlock(&san.lock);
-	free(h);
-}
-
-static void on_module(const struct nt_san_module_data *d)
-{
-	struct mod_state *ms;
-	struct ctx_buf *cb;
-	nt_san_result r = NT_SAN_SUCCESS;
-
-	nt_kattrs_add_module(d->pCubin, d->cubinSize);
-	pthread_mutex_lock(&san.lock);
-	cb = ctx_get(d->context);
-	ms = calloc(1, sizeof(*ms));
-	if (!cb || !ms)
-		goto out;
-	ms->mod = d->module;
-	if (!cb->patches && !(r = san.sanitizerAddPatches(nt_patch_fatbin, d->context)))
-		cb->patches = 1;
-	if (cb->patches &&
-	    !(r = san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, d->module, "nt_block_enter")) &&
-	    !(r = san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, d->module, "nt_block_exit")) &&
-	    !(r = san.sanitizerPatchModule(d->module)))
-		ms->patched = 1;
-	if (!ms->patched)
-		nt_warn("cannot instrument a CUDA module (%s); its kernels are not traced", san_error(r));
-	HASH_ADD_PTR(modules, mod, ms);
-	ms = NULL;
-out:
-	free(ms);
-	pthread_mutex_unlock(&san.lock);
-}
-
-static void on_module_unload(const struct nt_san_module_data *d)
-{
-	struct mod_state *ms;
-
-	pthread_mutex_lock(&san.lock);
-	HASH_FIND_PTR(modules, &d->module, ms);
-	if (ms) {
-		HASH_DEL(modules, ms);
-		free(ms);
-	}
-	pthread_mutex_unlock(&san.lock);
+	nt_san_patch(mod, &why);
+	return why;
 }
 
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)
@@ -231,6 +150,7 @@ static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_inf
 	l->cluster[0] = d->clusterDim_x, l->cluster[1] = d->clusterDim_y;
 	l->cluster[2] = d->clusterDim_z;
 	l->dyn_smem = pending_dyn_smem;
+	l->graph = l->graph_node = l->graph_launch = -1;
 	pending_dyn_smem = -1;
 }
 
@@ -268,170 +188,232 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	}
 }
 
-/* Set up a traced launch; the reason it cannot be traced, or NULL. */
-static const char *trace_launch(const struct nt_san_launch_data *d, const struct nt_launch_info *l,
-				uint64_t seq)
-{
-	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
-	struct nt_launch_desc desc;
-	struct mod_state *ms;
-	struct ctx_buf *cb;
-	struct hold *h;
-	int64_t chunk;
-	int slot;
-
-	HASH_FIND_PTR(modules, &d->module, ms);
-	if (!ms || !ms->patched)
-		return "module not instrumented";
-	cb = ctx_get(d->context);
-	if (!cb || ctx_buffers(cb, d->hStream))
-		return "no record buffer";
-	if (blocks == 0 || blocks > (uint64_t)cb->chunks * CHUNK)
-		return "grid larger than the record buffer (NUCATRACE_BUFFER_BLOCKS)";
-	h = malloc(sizeof(*h));
-	if (!h)
-		return "out of memory";
-	h->cb = cb;
-	h->nchunks = (uint32_t)((blocks + CHUNK - 1) / CHUNK);
-	chunk = chunks_take(cb, h->nchunks);
-	slot = chunk < 0 ? -1 : desc_take(cb);
-	if (slot < 0) {
-		if (chunk >= 0)
-			memset(cb->chunk_used + chunk, 0, h->nchunks);
-		free(h);
-		return "record buffer full";
-	}
-	h->chunk = (uint32_t)chunk;
-	h->desc = (uint32_t)slot;
-	if (++san.tag == 0)
-		san.tag = 1;
-	desc.scratch = cb->scratch + chunk * CHUNK;
-	desc.rec = cb->rec + chunk * CHUNK;
-	desc.threads = l->block[0] * l->block[1] * l->block[2];
-	desc.grid_x = l->grid[0];
-	desc.grid_y = l->grid[1];
-	desc.tag = san.tag;
-	if (san.sanitizerMemcpyHostToDeviceAsync(&cb->desc[slot], &desc, sizeof(desc), d->hStream) ||
-	    san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, &cb->desc[slot])) {
-		memset(cb->chunk_used + chunk, 0, h->nchunks);
-		cb->desc_used[slot] = 0;
-		free(h);
-		return "cannot pass the record buffer to the launch";
-	}
-	if (nt_collector_traced(seq, l, desc.rec, (uint32_t)blocks, desc.tag, release, h)) {
-		/* The caller gives the launch no data instead (the last call
-		 * wins), so the slice is free again; we hold the lock that
-		 * release() would take. */
-		memset(cb->chunk_used + chunk, 0, h->nchunks);
-		cb->desc_used[slot] = 0;
-		free(h);
-		return "collector stopping or out of memory";
-	}
-	return NULL;
-}
-
-/* Launches that must not be traced this way: a launch being captured
- * into a graph (our descriptor copy would be captured with it, reading
- * freed host memory at every replay) and a graph's kernel nodes.  The
- * reason, or NULL. */
-static const char *untraceable(const struct nt_san_launch_data *d)
+/* A launch being captured into a graph runs nothing now: its replays are
+ * the graph's node launches.  The reason, or NULL. */
+static const char *captured(const struct nt_san_launch_data *d)
 {
 	static struct nt_cuda cu;
 	static int loaded = -1;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 
-	if (d->apiStream || d->hApiStream || d->apiContext)
-		return "graph launch (not traced in blocks mode)";
-	pthread_mutex_lock(&san.lock);
+	pthread_mutex_lock(&nt_san.lock);
 	/* The driver is up by now: a launch is being made. */
 	if (loaded < 0)
 		loaded = nt_cuda_load(&cu, NULL) == 0;
-	pthread_mutex_unlock(&san.lock);
+	pthread_mutex_unlock(&nt_san.lock);
 	if (!loaded)
 		return "cannot ask the driver whether the stream is capturing";
 	if (cu.cuStreamIsCapturing(d->stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
-		return "launch captured into a graph (not traced in blocks mode)";
+		return "launch captured into a graph (its replays are traced as graph launches)";
 	return NULL;
+}
+
+/* Everything a traced launch needs, up to its records in the collector;
+ * sets its data with set_data(d, desc).  The reason it cannot be traced,
+ * or NULL. */
+static const char *trace(const struct nt_san_launch_data *d, nt_san_stream stream,
+			 const struct nt_launch_info *l, uint64_t seq,
+			 int (*set_data)(const struct nt_san_launch_data *d, const void *desc))
+{
+	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+	const volatile struct nt_block_rec *rec;
+	struct nt_san_hold *h;
+	const char *why;
+	uint32_t tag;
+
+	if (!blocks || blocks > UINT32_MAX)
+		return "grid larger than 2^32 blocks";
+	if ((why = patch(d->module)))
+		return why;
+	if (!(h = nt_san_take(d->context, stream, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
+			      l->grid[0], l->grid[1], &why)))
+		return why;
+	rec = nt_san_hold_records(h, &tag);
+	if (set_data(d, nt_san_hold_desc(h))) {
+		nt_san_release(h);
+		return "cannot pass the record buffer to the launch";
+	}
+	if (nt_collector_traced(seq, l, rec, (uint32_t)blocks, tag, nt_san_release, h)) {
+		set_data(d, NULL);
+		nt_san_release(h);
+		return "collector stopping or out of memory";
+	}
+	nt_san_native_want(l, d->function);
+	return NULL;
+}
+
+static int launch_data(const struct nt_san_launch_data *d, const void *desc)
+{
+	return nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, desc) ? -1 : 0;
+}
+
+/* A graph's kernel node seen by the launch callbacks: on_graph_node()
+ * has it. */
+static int graph_node(const struct nt_san_launch_data *d)
+{
+	return d->apiStream || d->hApiStream || d->apiContext;
+}
+
+/* This thread's launch is queued (or its begin had no end: it failed). */
+static void end_launch(void)
+{
+	if (tl.native)
+		nt_san_native_end(tl.stream);
+	tl.native = 0;
+	if (!tl.launch)
+		return;
+	tl.launch = 0;
+	nt_inflight_leave(&inflight);
+	try_close(0);
 }
 
 static void on_launch_begin(const struct nt_san_launch_data *d)
 {
 	struct nt_launch_info l;
-	const char *why;
+	const char *why = NULL;
 	uint64_t seq;
+	int flags;
 
-	launch_info(d, &l);
-	if (!nt_collector_sample(&l, &seq)) {
-		/* Patched code runs for every launch: no data, no records. */
-		san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
+	if (graph_node(d))
+		return;
+	end_launch();
+	if (nt_collector_exhausted() && !any_patched()) {
+		nt_collector_count();
+		pending_dyn_smem = -1;
 		return;
 	}
-	why = untraceable(d);
-	if (!why) {
-		pthread_mutex_lock(&san.lock);
-		why = trace_launch(d, &l, seq);
-		pthread_mutex_unlock(&san.lock);
+	tl.launch = 1;
+	tl.closing = nt_inflight_enter(&inflight);
+	launch_info(d, &l);
+	flags = nt_collector_sample(&l, &seq);
+	if (flags & NT_SAMPLE_CLOSE)
+		nt_inflight_want_close(&inflight);
+	if (!tl.closing)
+		try_close(1);
+	if (flags & NT_SAMPLE_TRACE) {
+		why = tl.closing ? "a sampling window was closing" : captured(d);
+		if (!why)
+			why = trace(d, d->hStream, &l, seq, launch_data);
+		if (why)
+			nt_collector_dropped(seq, &l, why);
 	}
-	if (why) {
-		san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
-		nt_collector_dropped(seq, &l, why);
+	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched()) {
+		/* Patched code may run: it must find no data (not even a
+		 * graph node's per-function data). */
+		launch_data(d, NULL);
+	} else if (!(flags & NT_SAMPLE_TRACE)) {
+		tl.stream = d->stream;
+		tl.native = nt_san_native_begin(&l, d->function, d->stream, seq);
 	}
 }
 
-/* A kernel node of a graph replay: never traced (yet), but its patched
- * code must get no data rather than whatever the node last had. */
+static int function_data(const struct nt_san_launch_data *d, const void *desc)
+{
+	if (nt_san.sanitizerSetCallbackData(d->function, desc))
+		return -1;
+	if (!desc)
+		return 0;
+	/* Back to none at the graph launch's end. */
+	if (tl.n_data == tl.cap_data) {
+		int cap = tl.cap_data ? 2 * tl.cap_data : 16;
+		CUfunction *more = realloc(tl.data, (size_t)cap * sizeof(*more));
+
+		if (!more) {
+			nt_san.sanitizerSetCallbackData(d->function, NULL);
+			return -1;
+		}
+		tl.data = more;
+		tl.cap_data = cap;
+	}
+	tl.data[tl.n_data++] = d->function;
+	return 0;
+}
+
+static void graph_end(void)
+{
+	for (int i = 0; i < tl.n_data; i++)
+		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
+	tl.n_data = 0;
+	if (tl.graph_lock)
+		pthread_mutex_unlock(&graph_lock);
+	tl.graph_lock = 0;
+	if (!tl.graph)
+		return;
+	tl.graph = 0;
+	nt_inflight_leave(&inflight);
+	try_close(0);
+}
+
+static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
+{
+	end_launch();
+	if (tl.graph)	/* the last one never ended */
+		graph_end();
+	tl.graph_upload = g->isGraphUpload != 0;
+	if (nt_collector_exhausted() && !any_patched())
+		return;
+	tl.graph = 1;
+	/* One graph launch at a time may trace: per-function data is one per
+	 * function.  Never waited for: a graph launched meanwhile by another
+	 * thread is not traced. */
+	tl.graph_lock = !nt_inflight_enter(&inflight) && !pthread_mutex_trylock(&graph_lock);
+}
+
 static void on_graph_node(const struct nt_san_graph_node_data *g)
 {
 	const struct nt_san_launch_data *d = &g->launchData;
 	struct nt_launch_info l;
+	const char *why = NULL;
 	uint64_t seq;
+	int flags;
 
-	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL)
+	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL || g->isGraphUpload || tl.graph_upload)
 		return;
-	san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
+	if (!tl.graph) {
+		nt_collector_count();
+		return;
+	}
 	launch_info(d, &l);
 	l.dyn_smem = -1;
-	if (nt_collector_sample(&l, &seq))
-		nt_collector_dropped(seq, &l, "graph launch (not traced in blocks mode)");
+	l.graph = id_of(&graph_execs, g->graphExec);
+	l.graph_node = id_of(&graph_nodes, g->node);
+	l.graph_launch = g->launchId;
+	flags = nt_collector_sample(&l, &seq);
+	if (flags & NT_SAMPLE_CLOSE)
+		nt_inflight_want_close(&inflight);	/* tried once the graph is queued */
+	if (flags & NT_SAMPLE_TRACE) {
+		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced, or a window closing";
+		if (!why)
+			why = trace(d, d->hApiStream ? d->hApiStream : d->hStream, &l, seq, function_data);
+		if (why)
+			nt_collector_dropped(seq, &l, why);
+	}
+	if ((!(flags & NT_SAMPLE_TRACE) || why) && module_patched(d->module))
+		function_data(d, NULL);
+}
+
+static void on_module(const struct nt_san_module_data *d)
+{
+	nt_kattrs_add_module(d->pCubin, d->cubinSize);
+	pthread_mutex_lock(&nt_san.lock);
+	nt_san_module_loaded(d->context, d->module);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+static void on_module_unload(const struct nt_san_module_data *d)
+{
+	pthread_mutex_lock(&nt_san.lock);
+	nt_san_module_unloading(d->module);
+	pthread_mutex_unlock(&nt_san.lock);
 }
 
 static void on_context_created(const struct nt_san_context_data *d)
 {
 	nt_san_stream null_stream;
-	struct ctx_buf *cb;
 
-	if (san.sanitizerGetStreamHandle(d->context, NULL, &null_stream))
+	if (nt_collector_exhausted() || nt_san.sanitizerGetStreamHandle(d->context, NULL, &null_stream))
 		return;	/* made at the first traced launch instead */
-	pthread_mutex_lock(&san.lock);
-	cb = ctx_get(d->context);
-	if (cb)
-		ctx_buffers(cb, null_stream);
-	pthread_mutex_unlock(&san.lock);
-}
-
-static void on_context_destroy(const struct nt_san_context_data *d)
-{
-	struct ctx_buf *cb;
-
-	nt_collector_flush_context((uint64_t)(uintptr_t)d->context);
-	pthread_mutex_lock(&san.lock);
-	HASH_FIND_PTR(contexts, &d->context, cb);
-	if (cb) {
-		HASH_DEL(contexts, cb);
-		if (cb->rec)
-			san.sanitizerFreeHost(cb->ctx, cb->rec);
-		if (cb->scratch)
-			san.sanitizerFree(cb->ctx, cb->scratch);
-		if (cb->desc)
-			san.sanitizerFree(cb->ctx, cb->desc);
-		/* The struct and its chunk map stay: a launch the collector
-		 * gives up on later still calls release() on them. */
-		cb->rec = NULL;
-		cb->scratch = NULL;
-		cb->desc = NULL;
-		cb->broken = 1;
-	}
-	pthread_mutex_unlock(&san.lock);
+	nt_san_context_created(d->context, null_stream);
 }
 
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
@@ -439,56 +421,45 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	int saved = errno;	/* the program's, inside its CUDA call */
 
 	(void)userdata;
-	if (domain == NT_SAN_CB_DOMAIN_LAUNCH && cbid == NT_SAN_CBID_LAUNCH_BEGIN)
-		on_launch_begin(data);
-	else if (domain == NT_SAN_CB_DOMAIN_DRIVER_API)
+	switch (domain) {
+	case NT_SAN_CB_DOMAIN_LAUNCH:
+		if (cbid == NT_SAN_CBID_LAUNCH_BEGIN)
+			on_launch_begin(data);
+		else if (cbid == NT_SAN_CBID_LAUNCH_END && !graph_node(data))
+			end_launch();
+		break;
+	case NT_SAN_CB_DOMAIN_DRIVER_API:
 		on_driver_call(cbid, data);
-	else if (domain == NT_SAN_CB_DOMAIN_GRAPHS && cbid == NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)
-		on_graph_node(data);
-	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
-		on_module(data);
-	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
-		on_module_unload(data);
-	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
-		on_context_created(data);
-	else if (domain == NT_SAN_CB_DOMAIN_RESOURCE && cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-		on_context_destroy(data);
+		break;
+	case NT_SAN_CB_DOMAIN_GRAPHS:
+		if (cbid == NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)
+			on_graph_node(data);
+		else if (cbid == NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN)
+			on_graph_launch_begin(data);
+		else if (cbid == NT_SAN_CBID_GRAPHS_LAUNCH_END)
+			graph_end();
+		break;
+	case NT_SAN_CB_DOMAIN_RESOURCE:
+		if (cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
+			on_module(data);
+		else if (cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
+			on_module_unload(data);
+		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
+			on_context_created(data);
+		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
+		break;
+	}
 	errno = saved;
 }
 
-/* $NUCATRACE_SANITIZER_LIB, else the toolkit's usual places. */
-static void *load_library(char *tried, size_t len)
+/* A child after fork(): its one thread holds none of the locks. */
+static void child_reset(void)
 {
-	static const char *const dirs[] = { "$CUDA_HOME", "$CUDA_PATH", "/usr/local/cuda", "/opt/cuda" };
-	const char *env = getenv("NUCATRACE_SANITIZER_LIB");
-	char path[4096];
-	size_t used = 0;
-	void *h;
-
-	if (env && *env) {
-		snprintf(tried, len, "%s", env);
-		return dlopen(env, RTLD_NOW | RTLD_LOCAL);
-	}
-	tried[0] = '\0';
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		const char *dir = dirs[i][0] == '$' ? getenv(dirs[i] + 1) : dirs[i];
-
-		if (!dir || !*dir)
-			continue;
-		snprintf(path, sizeof(path), "%s/compute-sanitizer/libsanitizer-public.so", dir);
-		if (strstr(tried, path))
-			continue;
-		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-			return h;
-		if (used < len)
-			used += snprintf(tried + used, len - used, "%s%s", used ? ", " : "", path);
-	}
-	return NULL;
-}
-
-static void child_unlock(void)
-{
-	pthread_mutex_init(&san.lock, NULL);
+	pthread_mutex_init(&nt_san.lock, NULL);
+	pthread_mutex_init(&graph_lock, NULL);
+	memset(&inflight, 0, sizeof(inflight));
+	memset(&tl, 0, sizeof(tl));
 }
 
 static const uint32_t launch_calls[] = {
@@ -497,42 +468,39 @@ static const uint32_t launch_calls[] = {
 	NT_SAN_CBID_DRIVER_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz,
 };
 
+static const uint32_t graph_calls[] = {
+	NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_END,
+};
+
 static int san_start(const struct nt_config *cfg, struct nt_err *err)
 {
-	char tried[1024];
 	nt_san_result r;
 
-	pthread_atfork(NULL, NULL, child_unlock);
-	san.buffer_blocks = cfg->buffer_blocks / CHUNK * CHUNK;
-	san.lib = load_library(tried, sizeof(tried));
-	if (!san.lib)
-		return nt_err_set(err, "no Compute Sanitizer library (tried %s)", tried);
-#define NT_SAN(name, params)                                                          \
-	*(void **)&san.name = dlsym(san.lib, #name);                                  \
-	if (!san.name)                                                                \
-		return nt_err_set(err, "the Compute Sanitizer library lacks %s", #name);
-#include "sanitizer.def"
-#undef NT_SAN
-	if ((r = san.sanitizerSubscribe(&san.sub, callback, NULL)))
-		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", san_error(r),
+	nt_san.cfg = *cfg;
+	pthread_atfork(NULL, NULL, child_reset);
+	if (nt_san_load(err))
+		return -1;
+	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
+		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (another tool is attached)" : "");
-	if ((r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_RESOURCE)) ||
-	    (r = san.sanitizerEnableDomain(1, san.sub, NT_SAN_CB_DOMAIN_LAUNCH)))
+	if ((r = nt_san.sanitizerEnableDomain(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE)) ||
+	    (r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN)) ||
+	    (r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END)))
 		goto fail;
 	/* Only the launch calls of the driver API: their parameters carry the
 	 * dynamic shared memory, which the launch callback does not. */
 	for (size_t i = 0; i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
-		if ((r = san.sanitizerEnableCallback(1, san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
+		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
 			goto fail;
-	if ((r = san.sanitizerEnableCallback(1, san.sub, NT_SAN_CB_DOMAIN_GRAPHS,
-					     NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)))
-		goto fail;
+	for (size_t i = 0; i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++)
+		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS, graph_calls[i])))
+			goto fail;
 	return 0;
 fail:
 	/* Leave nothing half-started: another backend may try next. */
-	san.sanitizerUnsubscribe(san.sub);
-	san.sub = NULL;
-	return nt_err_set(err, "cannot enable sanitizer callbacks: %s", san_error(r));
+	nt_san.sanitizerUnsubscribe(nt_san.sub);
+	nt_san.sub = NULL;
+	return nt_err_set(err, "cannot enable sanitizer callbacks: %s", nt_san_error(r));
 }
 
 const struct nt_backend nt_backend_blocks = {

@@ -88,16 +88,13 @@ static void calibrate_missing(const char *store_path)
 	struct nt_calib_opts o;
 	struct nt_cuda cu;
 	struct nt_err err;
-	char path[PATH_MAX];
 	int count = 0;
 
 	if (nt_cuda_load(&cu, &err))
 		return;
 	if (cu.cuDeviceGetCount(&count) || !count)
 		goto out;
-	if (!store_path && !(store_path = nt_store_default_path(path, sizeof(path))))
-		goto out;
-	if (nt_store_open(store_path, 1, &store, &err)) {
+	if (nt_store_open_default(store_path, 1, &store, &err)) {
 		warning("%s; not calibrating", err.msg);
 		goto out;
 	}

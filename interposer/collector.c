@@ -1,24 +1,19 @@
-/* Pending launches, the background thread that drains them into the
- * trace file, and the exit summary (collector.h). */
+/* The sampling policy, the queues of what backends report, and the
+ * background thread that drains them into the trace file (collector.h). */
 #include "collector.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <uthash.h>
-
-#include "util/demangle.h"
-#include "trace/sampling.h"
 #include "sink.h"
-
-#include <pthread.h>
+#include "trace/sampling.h"
+#include "util/clock.h"
+#include "util/demangle.h"
 
 /* A traced launch waiting for its block records. */
 struct pending {
@@ -29,16 +24,26 @@ struct pending {
 	uint32_t n, tag, done;		/* records known complete: rec[0..done) */
 	void (*release)(void *);
 	void *cookie;
-	double since;			/* when it was queued */
 	struct pending *next;
 };
 
-/* A kernels-mode record waiting for the collector's thread. */
+/* A kernels-mode record, or a drop, waiting for the collector's thread. */
 struct krec {
 	uint64_t seq;
 	struct nt_kernel_record r;
 	char *kernel;
+	const char *drop;		/* a drop's reason; NULL for a record */
 	struct krec *next;
+};
+
+/* A native timing whose events are not done yet. */
+struct native {
+	struct nt_native_time t;
+	char *kernel;
+	int (*poll)(void *, int64_t *);
+	void (*done)(void *);
+	void *cookie;
+	struct native *next;
 };
 
 static struct {
@@ -46,53 +51,25 @@ static struct {
 	pthread_cond_t progress;
 	struct nt_config cfg;
 	struct nt_sampling *sampling;
-	uint64_t seq;
+	uint64_t seq;			/* atomic: launches so far */
+	int exhausted;			/* atomic: the policy traces nothing more */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
+	struct native *natives;
 	int npending, stop, started, thread_running;
+	uint64_t released;		/* pending launches finished so far */
+	int waiters;			/* launches waiting for a release */
 	char backend[16];
 	uint64_t abandon;		/* context whose pending launches to drop */
 	void (*exit_hook)(void);
 	int hooked;
 	pthread_t thread;
 	struct nt_sink *sink;
+	struct nt_run_counts run;	/* switches so far */
 } col = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.progress = PTHREAD_COND_INITIALIZER,
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-void nt_warn(const char *fmt, ...)
-{
-	static const char *seen[16];
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static int nseen;
-	int i, fresh = 0;
-	va_list ap;
-
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < nseen && seen[i] != fmt; i++)
-		;
-	if (i == nseen && nseen < 16) {
-		seen[nseen++] = fmt;
-		fresh = 1;
-	}
-	pthread_mutex_unlock(&lock);
-	if (!fresh || getenv("NUCATRACE_QUIET"))
-		return;
-	va_start(ap, fmt);
-	fputs("nucatrace: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void *drain_thread(void *arg);
 
@@ -132,6 +109,7 @@ static void after_fork_child(void)
 	col.tail = &col.head;
 	col.npending = 0;
 	col.kheap = NULL;
+	col.natives = NULL;
 	col.abandon = 0;
 	col.sink = col.started ? nt_sink_new(&col.cfg, col.backend, nt_sampling_string(col.sampling), NULL) : NULL;
 	if (!col.sink)
@@ -151,22 +129,56 @@ void nt_collector_touch(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
+int nt_collector_exhausted(void)
+{
+	return __atomic_load_n(&col.exhausted, __ATOMIC_RELAXED);
+}
+
+uint64_t nt_collector_count(void)
+{
+	return __atomic_add_fetch(&col.seq, 1, __ATOMIC_RELAXED);
+}
+
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
-	int traced;
-
 	char *dm = NULL;
+	int flags = 0;
 
+	*seq = nt_collector_count();
 	pthread_mutex_lock(&col.lock);
-	*seq = ++col.seq;
-	/* match= also looks at the demangled name, made once per kernel */
-	if (col.started && col.sampling && nt_sampling_needs_demangled(col.sampling, l->kernel))
-		dm = nt_demangle(l->kernel);
-	traced = col.started && !col.stop && nt_sampling_decide(col.sampling, l->kernel, dm);
+	if (col.started && !col.stop) {
+		/* match= also looks at the demangled name, made once per kernel */
+		if (nt_sampling_needs_demangled(col.sampling, l->kernel))
+			dm = nt_demangle(l->kernel);
+		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
+		if (nt_sampling_exhausted(col.sampling))
+			__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
+	}
 	hook_exit();
 	pthread_mutex_unlock(&col.lock);
 	free(dm);
-	return traced;
+	return flags;
+}
+
+void nt_collector_window_done(void)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.sampling)
+		nt_sampling_window_done(col.sampling, nt_now_s());
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_switched(int patch, double seconds)
+{
+	pthread_mutex_lock(&col.lock);
+	if (patch) {
+		col.run.patches++;
+		col.run.patch_s += seconds;
+	} else {
+		col.run.unpatches++;
+		col.run.unpatch_s += seconds;
+	}
+	pthread_mutex_unlock(&col.lock);
 }
 
 int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
@@ -187,7 +199,6 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	p->tag = tag;
 	p->release = release;
 	p->cookie = cookie;
-	p->since = now_s();
 	pthread_mutex_lock(&col.lock);
 	if (!col.started || col.stop) {
 		pthread_mutex_unlock(&col.lock);
@@ -203,16 +214,54 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	return 0;
 }
 
-void nt_collector_kernel(const struct nt_kernel_record *r)
+/* Wait (lock held) for the progress signal, at most ns nanoseconds. */
+static void wait_progress(long ns)
 {
-	struct krec *k = malloc(sizeof(*k));
+	struct timespec t;
 
-	if (!k || !(k->kernel = strdup(r->l.kernel))) {
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += ns;
+	while (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&col.progress, &col.lock, &t);
+}
+
+int nt_collector_wait_release(double timeout_s)
+{
+	double end = nt_now_s() + timeout_s;
+	uint64_t before;
+	int ret = -1;
+
+	pthread_mutex_lock(&col.lock);
+	before = col.released;
+	col.waiters++;
+	while (col.npending && col.thread_running && !col.stop && nt_now_s() < end) {
+		wait_progress(5000000);
+		if (col.released != before) {
+			ret = 0;
+			break;
+		}
+	}
+	col.waiters--;
+	pthread_mutex_unlock(&col.lock);
+	return ret;
+}
+
+/* Queue a kernels-mode record or a drop (copied). */
+static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const char *kernel, const char *drop)
+{
+	struct krec *k = calloc(1, sizeof(*k));
+
+	if (!k || !(k->kernel = strdup(kernel))) {
 		free(k);
 		return;
 	}
-	k->r = *r;
+	if (r)
+		k->r = *r;
 	k->r.l.kernel = k->kernel;
+	k->drop = drop;
 	pthread_mutex_lock(&col.lock);
 	if (!col.started || col.stop) {
 		pthread_mutex_unlock(&col.lock);
@@ -220,15 +269,53 @@ void nt_collector_kernel(const struct nt_kernel_record *r)
 		free(k);
 		return;
 	}
-	k->seq = ++col.seq;
+	k->seq = r ? nt_collector_count() : seq;
 	k->next = col.kheap;
 	col.kheap = k;
 	start_thread();
 	pthread_mutex_unlock(&col.lock);
 }
 
-/* Write queued kernels-mode records, oldest first. */
-static void write_kernels(void)
+void nt_collector_kernel(const struct nt_kernel_record *r)
+{
+	queue_krec(0, r, r->l.kernel, NULL);
+}
+
+void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason)
+{
+	queue_krec(seq, NULL, l->kernel, reason);
+}
+
+int nt_collector_native(const struct nt_native_time *t, int (*poll)(void *cookie, int64_t *ns),
+			void (*done)(void *cookie), void *cookie)
+{
+	struct native *n = calloc(1, sizeof(*n));
+
+	if (!n || !(n->kernel = strdup(t->l.kernel))) {
+		free(n);
+		return -1;
+	}
+	n->t = *t;
+	n->t.l.kernel = n->kernel;
+	n->poll = poll;
+	n->done = done;
+	n->cookie = cookie;
+	pthread_mutex_lock(&col.lock);
+	if (!col.started || col.stop) {
+		pthread_mutex_unlock(&col.lock);
+		free(n->kernel);
+		free(n);
+		return -1;
+	}
+	n->next = col.natives;
+	col.natives = n;
+	start_thread();
+	pthread_mutex_unlock(&col.lock);
+	return 0;
+}
+
+/* Write queued kernels-mode records and drops, oldest first. */
+static void write_krecs(void)
 {
 	struct krec *k, *rev = NULL, *next;
 
@@ -243,32 +330,47 @@ static void write_kernels(void)
 	}
 	for (k = rev; k; k = next) {
 		next = k->next;
-		if (nt_sink_kernel(col.sink, k->seq, &k->r))
+		if (k->drop)
+			nt_sink_drop(col.sink, k->seq, k->kernel, k->drop);
+		else if (nt_sink_kernel(col.sink, k->seq, &k->r))
 			nt_warn("a launch could not be written to the trace file (see above); it is lost");
 		free(k->kernel);
 		free(k);
 	}
 }
 
-/* Under the lock: once stop is set, the sink may be gone. */
-void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason)
+/* Poll native timings; write the done ones.  force: give up on the rest. */
+static void poll_natives(int force)
 {
+	struct native *n, *keep = NULL, *next;
+
 	pthread_mutex_lock(&col.lock);
-	if (col.started && !col.stop && col.sink)
-		nt_sink_drop(col.sink, seq, l, reason);
+	n = col.natives;
+	col.natives = NULL;
 	pthread_mutex_unlock(&col.lock);
-}
+	for (; n; n = next) {
+		int r = n->poll(n->cookie, &n->t.ns);
 
-/* Wait (lock held) for the progress signal, at most ns nanoseconds. */
-static void wait_progress(long ns)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_nsec += ns;
-	if (t.tv_nsec >= 1000000000)
-		t.tv_sec++, t.tv_nsec -= 1000000000;
-	pthread_cond_timedwait(&col.progress, &col.lock, &t);
+		next = n->next;
+		if (!r && !force) {
+			n->next = keep;
+			keep = n;
+			continue;
+		}
+		if (r == 1)
+			nt_sink_native(col.sink, &n->t);
+		n->done(n->cookie);
+		free(n->kernel);
+		free(n);
+	}
+	if (!keep)
+		return;
+	pthread_mutex_lock(&col.lock);
+	for (n = keep; n->next; n = n->next)
+		;
+	n->next = col.natives;
+	col.natives = keep;
+	pthread_mutex_unlock(&col.lock);
 }
 
 /* Advance p->done over the records the GPU has finished. */
@@ -279,9 +381,11 @@ static int scan(struct pending *p)
 	return p->done == p->n;
 }
 
-static void finish(struct pending *p)
+static void finish(struct pending *p, const char *drop)
 {
-	if (nt_sink_launch(col.sink, p->seq, &p->l, p->rec, p->n))
+	if (drop)
+		nt_sink_drop(col.sink, p->seq, p->l.kernel, drop);
+	else if (nt_sink_launch(col.sink, p->seq, &p->l, p->rec, p->n))
 		nt_warn("a launch could not be written to the trace file (see above); it is lost");
 	p->release(p->cookie);
 	free(p->kernel);
@@ -308,13 +412,10 @@ static void drain_once(void)
 		p->next = NULL;
 		/* An abandoned context's buffers may be freed: read nothing. */
 		if (abandon && p->l.context == abandon) {
-			nt_sink_drop(col.sink, p->seq, &p->l, "context destroyed before the kernel finished");
-			p->release(p->cookie);
-			free(p->kernel);
-			free(p);
+			finish(p, "context destroyed before the kernel finished");
 			finished++;
 		} else if (scan(p)) {
-			finish(p);
+			finish(p, NULL);
 			finished++;
 		} else {
 			*keep_tail = p;
@@ -329,11 +430,16 @@ static void drain_once(void)
 		col.head = keep;
 	}
 	col.npending -= finished;
+	col.released += (uint64_t)finished;
 	if (abandon && col.abandon == abandon)
 		col.abandon = 0;
 	pthread_cond_broadcast(&col.progress);
 	pthread_mutex_unlock(&col.lock);
-	write_kernels();
+	write_krecs();
+	/* A launch waiting for records to be released is inside the driver,
+	 * which may hold locks an event query would need. */
+	if (!__atomic_load_n(&col.waiters, __ATOMIC_RELAXED))
+		poll_natives(0);
 	nt_sink_tick(col.sink);
 }
 
@@ -355,13 +461,12 @@ static void *drain_thread(void *arg)
 /* Wait until nothing is pending or the deadline passes. */
 static int wait_pending(double timeout_s)
 {
-	double end = now_s() + timeout_s;
+	double end = nt_now_s() + timeout_s;
 	int left;
 
 	pthread_mutex_lock(&col.lock);
-	while ((left = col.npending) > 0 && now_s() < end) {
+	while ((left = col.npending) > 0 && nt_now_s() < end)
 		wait_progress(5000000);
-	}
 	pthread_mutex_unlock(&col.lock);
 	return left;
 }
@@ -377,9 +482,8 @@ void nt_collector_flush_context(uint64_t context)
 	pthread_mutex_lock(&col.lock);
 	col.abandon = context;
 	pthread_cond_broadcast(&col.progress);
-	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++) {
+	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++)
 		wait_progress(10000000);
-	}
 	pthread_mutex_unlock(&col.lock);
 	/* No thread to do it: drop them here. */
 	if (col.abandon == context && !col.thread_running)
@@ -389,39 +493,39 @@ void nt_collector_flush_context(uint64_t context)
 void nt_collector_stop(void)
 {
 	struct pending *p, *next;
-	int left;
 
 	if (!col.started)
 		return;
-	left = wait_pending(col.cfg.exit_wait_s);
+	wait_pending(col.cfg.exit_wait_s);
 	pthread_mutex_lock(&col.lock);
 	col.stop = 1;
+	__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&col.progress);
 	pthread_mutex_unlock(&col.lock);
 	if (col.thread_running)
 		pthread_join(col.thread, NULL);
 	col.thread_running = 0;
 	drain_once();
+	poll_natives(1);
 	/* What the GPU never finished (the program exited without waiting
 	 * for it, or the context died) is counted, not written. */
 	pthread_mutex_lock(&col.lock);
 	p = col.head;
 	col.head = NULL;
 	col.tail = &col.head;
+	col.run.launches = __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
+	nt_sampling_stats(col.sampling, nt_now_s(), &col.run.sampling);
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
 	 * around our lock in launch callbacks. */
 	for (; p; p = next) {
 		next = p->next;
-		nt_sink_drop(col.sink, p->seq, &p->l, "incomplete at exit");
-		p->release(p->cookie);
-		free(p->kernel);
-		free(p);
+		finish(p, "incomplete at exit");
 	}
-	(void)left;
-	nt_sink_close(col.sink, col.seq, col.cfg.quiet ? NULL : stderr);
+	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
 	nt_sampling_free(col.sampling);
+	col.sampling = NULL;
 	col.started = 0;
 }
 
@@ -435,18 +539,16 @@ int nt_collector_start(const struct nt_config *cfg, const char *backend, struct 
 	col.thread_running = 0;
 	if (nt_sampling_parse(cfg->sampling, &col.sampling, err))
 		return -1;
+	col.exhausted = nt_sampling_exhausted(col.sampling);
 	snprintf(col.backend, sizeof(col.backend), "%s", backend);
 	col.sink = nt_sink_new(cfg, backend, nt_sampling_string(col.sampling), err);
-	if (!col.sink)
-		goto fail;
+	if (!col.sink) {
+		nt_sampling_free(col.sampling);
+		col.sampling = NULL;
+		return -1;
+	}
 	if (!fork_handler++)
 		pthread_atfork(NULL, NULL, after_fork_child);
 	col.started = 1;
 	return 0;
-fail:
-	nt_sink_close(col.sink, 0, NULL);
-	col.sink = NULL;
-	nt_sampling_free(col.sampling);
-	col.sampling = NULL;
-	return -1;
 }

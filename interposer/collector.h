@@ -2,54 +2,32 @@
  * collector.h - what every collection backend hands to, and the one
  * place that turns it into a trace file.
  *
- * A backend (backend_sanitizer.c, later backend_cupti.c) runs inside the
- * host program's CUDA calls; it does the least it can there and reports
- * launches here.  A traced launch comes with a buffer of per-block
- * records that the GPU fills while the kernel runs (blockrec.h); a
- * background thread polls pending launches, and once every record of a
- * launch is complete writes the launch and its blocks to the trace in
- * batched transactions, then gives the buffer back to the backend
- * (release).  Nothing here synchronises with the device.
+ * A backend (backend_sanitizer.c, backend_cupti.c) runs inside the host
+ * program's CUDA calls; it does the least it can there and reports
+ * launches here.  The collector owns the sampling policy (which launches
+ * are traced, in which windows: trace/sampling.h).  A traced launch comes
+ * with a run of per-block records that the GPU fills while the kernel
+ * runs (kernels/blockrec.h); a background thread polls pending launches,
+ * and once every record of a launch is complete writes the launch and
+ * its blocks to the trace in batched transactions, then gives the run
+ * back to the backend (release).  The same thread polls the events of
+ * native timings.  Nothing here synchronises with the device.
  *
  * Thread safety: every function may be called from any thread.
  * Lifecycle: nt_collector_start() once, at initialisation; then
- * nt_collector_note_*() from callbacks; nt_collector_stop() at exit
- * (waits a bounded time for pending launches, writes the summary).
+ * nt_collector_*() from callbacks; nt_collector_stop() at exit (waits a
+ * bounded time for pending launches, writes the summary).
  */
 #ifndef NT_COLLECTOR_H
 #define NT_COLLECTOR_H
 
 #include <stdint.h>
 
-#include "util/err.h"
+#include "config.h"
 #include "kernels/blockrec.h"
-
-struct nt_config {
-	char mode[16];		/* blocks | kernels | auto */
-	char sampling[512];	/* policy string, sampling.h */
-	const char *output_dir, *output_pattern;	/* NULL: defaults */
-	const char *store;	/* map store, NULL: default */
-	uint32_t buffer_blocks;	/* per-context record buffer, in blocks */
-	double exit_wait_s;	/* how long exit waits for pending launches */
-	int quiet;		/* no summary on stderr */
-};
-
-/* One kernel launch as a backend sees it. */
-struct nt_launch_info {
-	const char *kernel;	/* mangled name */
-	int device;		/* CUDA ordinal */
-	uint64_t context, stream;
-	uint32_t grid[3], block[3], cluster[3];
-	int64_t dyn_smem;	/* bytes; -1 when the backend did not see it */
-};
-
-/* One finished launch as the kernels backend (CUPTI) reports it. */
-struct nt_kernel_record {
-	struct nt_launch_info l;
-	uint64_t start_ns, end_ns;	/* GPU timestamps */
-	uint64_t correlation, graph, graph_node;
-	int registers, static_smem, dyn_smem, local_bytes;
-};
+#include "launch.h"
+#include "util/err.h"
+#include "warn.h"
 
 int nt_collector_start(const struct nt_config *cfg, const char *backend, struct nt_err *err);
 
@@ -63,9 +41,23 @@ void nt_collector_exit_hook(void (*fn)(void));
  * the exit hook and starts the collector's thread. */
 void nt_collector_touch(void);
 
-/* Should this launch be traced (sampling policy)?  Counts the launch
- * either way and returns its per-process sequence number in *seq. */
+/* The sampling policy's answer for this launch (NT_SAMPLE_TRACE,
+ * NT_SAMPLE_CLOSE: trace/sampling.h); counts the launch and gives its
+ * per-process sequence number in *seq. */
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq);
+
+/* 1 once no launch can be traced any more (policy none, max= reached,
+ * or stopping): then nt_collector_count() is enough per launch. */
+int nt_collector_exhausted(void);
+uint64_t nt_collector_count(void);
+
+/* The window closed at the last NT_SAMPLE_CLOSE is over: its modules are
+ * unpatched (counts towards the policy's budget=). */
+void nt_collector_window_done(void);
+
+/* Time the backend spent switching modules, for the summary and the
+ * trace's meta: patch (1) or unpatch (0), seconds. */
+void nt_collector_switched(int patch, double seconds);
 
 /* A traced launch whose n records will appear in rec[] with tag.
  * release(cookie) is called (from the collector's thread) once the
@@ -77,9 +69,21 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
 			void (*release)(void *cookie), void *cookie);
 
+/* Wait until the collector has finished a pending launch (released its
+ * records), at most timeout_s: for a backend out of record space.  0 when
+ * something finished, -1 on timeout or when nothing is pending. */
+int nt_collector_wait_release(double timeout_s);
+
 /* A kernels-mode record: queued (copied), written by the collector's
  * thread.  Counts as a launch. */
 void nt_collector_kernel(const struct nt_kernel_record *r);
+
+/* A native timing in flight: poll(cookie, &ns) is called from the
+ * collector's thread until it returns 1 (done, ns set) or -1 (failed);
+ * then done(cookie) (always, also when the collector stops first).
+ * t->ns is not read.  -1 (done not called) when it cannot be queued. */
+int nt_collector_native(const struct nt_native_time *t, int (*poll)(void *cookie, int64_t *ns),
+			void (*done)(void *cookie), void *cookie);
 
 /* A launch that was meant to be traced but could not be. */
 void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const char *reason);
@@ -89,9 +93,5 @@ void nt_collector_dropped(uint64_t seq, const struct nt_launch_info *l, const ch
 void nt_collector_flush_context(uint64_t context);
 
 void nt_collector_stop(void);
-
-/* Warn on stderr, once per distinct message site; never more than a
- * handful of lines in all. */
-void nt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -12,16 +12,7 @@
  * once, as a fallback.  Any failure warns once and leaves the program
  * alone: its results, output and exit code never change.
  *
- * Settings come from the environment (nucatrace run sets them):
- *   NUCATRACE_MODE           auto (default: blocks where the Compute Sanitizer
- *                            library is, else kernels), blocks, kernels, or off
- *   NUCATRACE_SAMPLE         sampling policy (sampling.h)
- *   NUCATRACE_OUTPUT_DIR     where trace files go (default: .)
- *   NUCATRACE_OUTPUT_PATTERN file name pattern (trace_name.h)
- *   NUCATRACE_STORE          map store to copy maps from
- *   NUCATRACE_BUFFER_BLOCKS  record buffer per context (default 262144)
- *   NUCATRACE_EXIT_WAIT      seconds exit waits for running kernels (2)
- *   NUCATRACE_QUIET          no summary or warnings on stderr
+ * Settings come from the environment (nucatrace run sets them): config.h.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,32 +27,20 @@
 
 #include "backend.h"
 #include "collector.h"
+#include "config.h"
 #include "trace/sampling.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const struct nt_backend *backend;
 
-static const char *env(const char *name, const char *fallback)
+static const char *get_env(const char *name)
 {
-	const char *v = getenv(name);
-
-	return v && *v ? v : fallback;
+	return getenv(name);
 }
 
-static void read_config(struct nt_config *c)
+static void warn_setting(const char *msg)
 {
-	long blocks = atol(env("NUCATRACE_BUFFER_BLOCKS", "262144"));
-	double wait = atof(env("NUCATRACE_EXIT_WAIT", "2"));
-
-	memset(c, 0, sizeof(*c));
-	snprintf(c->mode, sizeof(c->mode), "%s", env("NUCATRACE_MODE", "auto"));
-	snprintf(c->sampling, sizeof(c->sampling), "%s", env("NUCATRACE_SAMPLE", NT_SAMPLING_DEFAULT));
-	c->output_dir = env("NUCATRACE_OUTPUT_DIR", NULL);
-	c->output_pattern = env("NUCATRACE_OUTPUT_PATTERN", NULL);
-	c->store = env("NUCATRACE_STORE", NULL);
-	c->buffer_blocks = blocks >= 1024 && blocks <= (1L << 26) ? (uint32_t)blocks : 262144;
-	c->exit_wait_s = wait >= 0 && wait <= 3600 ? wait : 2;
-	c->quiet = getenv("NUCATRACE_QUIET") != NULL;
+	nt_warn("%s", msg);
 }
 
 /* Also in a child after fork(): the collector gave it a trace of its own. */
@@ -96,7 +75,7 @@ static void init(void)
 	struct nt_err err, err2;
 	struct nt_config cfg;
 
-	read_config(&cfg);
+	nt_config_read(&cfg, get_env, warn_setting);
 	if (!strcmp(cfg.mode, "off"))
 		return;
 	{

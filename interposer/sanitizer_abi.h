@@ -31,6 +31,8 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 
 /* Sanitizer_CallbackIdGraphs */
 #define NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN 4
+#define NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN 6
+#define NT_SAN_CBID_GRAPHS_LAUNCH_END 7
 
 /* Sanitizer_CallbackIdResource */
 #define NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED 3
@@ -109,14 +111,28 @@ struct nt_san_launch_data {
 	nt_san_stream hApiStream;
 };
 
-/* Sanitizer_GraphNodeLaunchData, up to the kernel node's launch data
- * (the union's first member; its other members are not used). */
+/* Sanitizer_GraphNodeLaunchData.  Of the union only the kernel node's
+ * launch data is used; its largest member (Sanitizer_MemcpyData, 144
+ * bytes) sets where isGraphUpload lies. */
 struct nt_san_graph_node_data {
 	CUgraphExec graphExec;
 	uint32_t launchId;
 	CUgraphNode node;
 	CUgraphNodeType nodeType;
-	struct nt_san_launch_data launchData;
+	union {
+		struct nt_san_launch_data launchData;
+		unsigned char other_node_data[144];
+	};
+	uint32_t isGraphUpload;
+};
+
+/* Sanitizer_GraphLaunchData: a cudaGraphLaunch, around its nodes' callbacks */
+struct nt_san_graph_launch_data {
+	CUcontext context;
+	CUstream stream;
+	nt_san_stream hStream;
+	CUgraphExec graphExec;
+	uint32_t isGraphUpload;
 };
 
 #endif

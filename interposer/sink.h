@@ -1,11 +1,13 @@
 /*
- * sink.h - the collector's end: the trace file and the exit summary.
+ * sink.h - the trace file: the collector's thread writes every launch,
+ * block, kernel, native time and drop here, in batched transactions.
  *
- * Everything that touches SQLite, the driver's device queries or the
- * map store runs on the collector's thread: nt_sink_launch(),
- * nt_sink_tick() and nt_sink_close().  nt_sink_drop() may be called from
- * any thread (it only queues).  The file is created at the first write,
- * so a process that never launches a kernel leaves no trace behind.
+ * Everything here runs on the collector's thread (SQLite, the driver's
+ * device queries and the map store are touched there only).  The file is
+ * created at the first write, so a process that never launches a kernel
+ * leaves no trace behind.  The trace's own meta keys (format, host, pid,
+ * cmdline, exe, rank, times) are core/trace's; the sink adds backend and
+ * sampling at creation and the run's counts at close (docs/trace-format.md).
  */
 #ifndef NT_SINK_H
 #define NT_SINK_H
@@ -13,8 +15,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "collector.h"
+#include "config.h"
+#include "kernels/blockrec.h"
+#include "launch.h"
+#include "trace/sampling.h"
 #include "util/err.h"
+
+/* What the run did, for the meta keys and the summary at close. */
+struct nt_run_counts {
+	uint64_t launches;			/* all launches of the process */
+	struct nt_sampling_stats sampling;	/* blocks mode */
+	uint64_t patches, unpatches;
+	double patch_s, unpatch_s;		/* time spent switching modules */
+};
+
+/* Per kernel, what was written (summary.c prints them). */
+struct nt_sink_kernel {
+	const char *mangled, *demangled;	/* demangled may be NULL */
+	uint64_t launches, blocks;
+	int64_t ns;				/* summed launch spans */
+};
 
 struct nt_sink;
 
@@ -30,13 +50,15 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
  * be the key): no block records. */
 int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_record *r);
 
-void nt_sink_drop(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l, const char *reason);
+int nt_sink_native(struct nt_sink *s, const struct nt_native_time *t);
 
-/* Write queued drops; commit when the batch is old or large. */
+int nt_sink_drop(struct nt_sink *s, uint64_t seq, const char *kernel, const char *reason);
+
+/* Commit when the batch is old. */
 void nt_sink_tick(struct nt_sink *s);
 
-/* Commit, mark the trace complete, print the summary to f (NULL: none)
- * and free everything.  launches: all launches the process made. */
-void nt_sink_close(struct nt_sink *s, uint64_t launches, FILE *f);
+/* Commit, write the run's counts, mark the trace complete, print the
+ * summary to f (NULL: none) and free everything. */
+void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f);
 
 #endif

@@ -42,6 +42,10 @@ struct nt_launch_desc {
 	unsigned int threads;			/* threads per block */
 	unsigned int grid_x, grid_y;
 	unsigned int tag;
+	/* Blocks the buffers hold: a block beyond (another launch that
+	 * picked up this descriptor) records nothing, never out of bounds. */
+	unsigned int blocks;
+	unsigned int pad;
 };
 
 #endif

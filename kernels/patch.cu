@@ -43,7 +43,7 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata
 	nt_blk_scratch *s;
 	u64 t, c;
 
-	if (!d || !d->scratch || lane() != (unsigned)(__ffs(mask) - 1))
+	if (!d || !d->scratch || lane() != (unsigned)(__ffs(mask) - 1) || block_id(d) >= d->blocks)
 		return 0;
 	t = gtime();
 	c = clock64();
@@ -66,6 +66,8 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	if (!d || !d->scratch || !d->rec || lane() != (unsigned)(__ffs(mask) - 1))
 		return 0;
 	id = block_id(d);
+	if (id >= d->blocks)
+		return 0;
 	s = &d->scratch[id];
 	// Our start note (if we were first) is visible before we count out.
 	__threadfence();

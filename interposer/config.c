@@ -1,0 +1,84 @@
+/* The interposer's settings from the environment (config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/sampling.h"
+
+static const char *value(const char *(*get)(const char *), const char *name)
+{
+	const char *v = get(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* An integer in [lo, hi]: *out, or a warning and the default kept. */
+static void integer(const char *(*get)(const char *), void (*warn)(const char *), const char *name,
+		    long long lo, long long hi, uint32_t *out)
+{
+	const char *v = value(get, name);
+	char msg[256], *end;
+	long long n;
+
+	if (!v)
+		return;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < lo || n > hi) {
+		snprintf(msg, sizeof(msg), "%s='%.64s' is not a whole number from %lld to %lld; using %u",
+			 name, v, lo, hi, *out);
+		warn(msg);
+		return;
+	}
+	*out = (uint32_t)n;
+}
+
+static void seconds(const char *(*get)(const char *), void (*warn)(const char *), const char *name,
+		    double hi, double *out)
+{
+	const char *v = value(get, name);
+	char msg[256], *end;
+	double s;
+
+	if (!v)
+		return;
+	errno = 0;
+	s = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(s) || s < 0 || s > hi) {
+		snprintf(msg, sizeof(msg), "%s='%.64s' is not a number of seconds from 0 to %g; using %g",
+			 name, v, hi, *out);
+		warn(msg);
+		return;
+	}
+	*out = s;
+}
+
+void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
+		    void (*warn)(const char *msg))
+{
+	const char *v;
+
+	memset(c, 0, sizeof(*c));
+	v = value(get, "NUCATRACE_MODE");
+	snprintf(c->mode, sizeof(c->mode), "%s", v ? v : "auto");
+	v = value(get, "NUCATRACE_SAMPLE");
+	snprintf(c->sampling, sizeof(c->sampling), "%s", v ? v : NT_SAMPLING_DEFAULT);
+	c->output_dir = value(get, "NUCATRACE_OUTPUT_DIR");
+	c->output_pattern = value(get, "NUCATRACE_OUTPUT_PATTERN");
+	c->store = value(get, "NUCATRACE_STORE");
+	c->buffer_blocks = NT_CONFIG_BUFFER_BLOCKS;
+	c->buffer_max = NT_CONFIG_BUFFER_MAX;
+	c->wait_s = NT_CONFIG_WAIT_S;
+	c->exit_wait_s = NT_CONFIG_EXIT_WAIT_S;
+	integer(get, warn, "NUCATRACE_BUFFER_BLOCKS", 1024, 1 << 26, &c->buffer_blocks);
+	integer(get, warn, "NUCATRACE_BUFFER_MAX", 1024, 1u << 30, &c->buffer_max);
+	if (c->buffer_max < c->buffer_blocks)
+		c->buffer_max = c->buffer_blocks;
+	seconds(get, warn, "NUCATRACE_WAIT", 3600, &c->wait_s);
+	seconds(get, warn, "NUCATRACE_EXIT_WAIT", 3600, &c->exit_wait_s);
+	c->quiet = get("NUCATRACE_QUIET") != NULL;
+}

@@ -1,0 +1,52 @@
+/*
+ * config.h - the interposer's settings, from the environment that
+ * `nucatrace run` (or the user) sets.  Every variable is checked: a
+ * value that is not valid is named in a warning and its default used.
+ *
+ *   NUCATRACE_MODE            auto (default: blocks where the Compute
+ *                             Sanitizer library is, else kernels), blocks,
+ *                             kernels, or off
+ *   NUCATRACE_SAMPLE          sampling policy (trace/sampling.h)
+ *   NUCATRACE_OUTPUT_DIR      where trace files go (default: .)
+ *   NUCATRACE_OUTPUT_PATTERN  file name pattern (trace/trace_name.h)
+ *   NUCATRACE_STORE           map store to copy maps from
+ *   NUCATRACE_BUFFER_BLOCKS   block records in a context's first buffer
+ *                             (default 262144); more buffers are added
+ *                             on demand
+ *   NUCATRACE_BUFFER_MAX      block records in all of a context's buffers
+ *                             (default 16777216: 1.25 GiB, of which 0.5 GiB
+ *                             on the device)
+ *   NUCATRACE_WAIT            seconds a launch may wait for buffer space
+ *                             before it is dropped (default 30)
+ *   NUCATRACE_EXIT_WAIT       seconds exit waits for running kernels (2)
+ *   NUCATRACE_QUIET           no summary or warnings on stderr
+ */
+#ifndef NT_CONFIG_H
+#define NT_CONFIG_H
+
+#include <stdint.h>
+
+#define NT_CONFIG_BUFFER_BLOCKS 262144
+#define NT_CONFIG_BUFFER_MAX (16u << 20)
+#define NT_CONFIG_WAIT_S 30.0
+#define NT_CONFIG_EXIT_WAIT_S 2.0
+
+struct nt_config {
+	char mode[16];		/* blocks | kernels | auto | off */
+	char sampling[512];	/* policy string, trace/sampling.h */
+	const char *output_dir, *output_pattern;	/* NULL: defaults */
+	const char *store;	/* map store, NULL: default */
+	uint32_t buffer_blocks;	/* first record buffer per context, in blocks */
+	uint32_t buffer_max;	/* all record buffers of a context, in blocks */
+	double wait_s;		/* how long a launch may wait for buffer space */
+	double exit_wait_s;	/* how long exit waits for pending launches */
+	int quiet;		/* no summary on stderr */
+};
+
+/* Fill *c from get(name) (getenv, or a test's table); each bad value is
+ * described in warn (called once per bad variable) and replaced by its
+ * default. */
+void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
+		    void (*warn)(const char *msg));
+
+#endif

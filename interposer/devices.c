@@ -1,0 +1,119 @@
+/* Device rows, maps and SM limits for the trace (devices.h). */
+#include "devices.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/calib.h"
+#include "gpu/cudrv.h"
+#include "gpu/occupancy.h"
+#include "map/store.h"
+#include "warn.h"
+
+#define MAX_DEVICES 256
+
+struct nt_devices {
+	const char *store;
+	unsigned char seen[MAX_DEVICES];
+	short cc[MAX_DEVICES];		/* compute capability * 10 */
+	struct nt_cuda cu;
+	int cu_loaded;
+	char no_map[256];
+};
+
+struct nt_devices *nt_devices_new(const char *store)
+{
+	struct nt_devices *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->store = store;
+	return d;
+}
+
+void nt_devices_free(struct nt_devices *d)
+{
+	if (!d)
+		return;
+	if (d->cu_loaded)
+		nt_cuda_unload(&d->cu);
+	free(d);
+}
+
+static void add_map(struct nt_devices *d, struct nt_trace *t, const char *uuid)
+{
+	struct nt_store *store = NULL;
+	struct nt_map *map = NULL;
+	struct nt_err err;
+	int ok;
+
+	ok = !nt_store_open_default(d->store, 0, &store, &err) && !nt_store_latest(store, uuid, &map, &err) &&
+	     !nt_trace_add_map(t, map, &err);
+	nt_map_free(map);
+	nt_store_close(store);
+	if (!ok && strlen(d->no_map) + strlen(uuid) + 3 < sizeof(d->no_map))
+		strcat(strcat(d->no_map, d->no_map[0] ? ", " : ""), uuid);
+}
+
+void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
+{
+	struct nt_trace_device row = { 0 };
+	struct nt_sm_limits lim;
+	struct nt_err err;
+	struct nt_gpu g;
+
+	if (ordinal < 0 || ordinal >= MAX_DEVICES || d->seen[ordinal])
+		return;
+	d->seen[ordinal] = 1;
+	if (!d->cu_loaded && nt_cuda_load(&d->cu, &err))
+		return;
+	d->cu_loaded = 1;
+	if (nt_gpu_query(&d->cu, ordinal, &g, &err))
+		return;
+	d->cc[ordinal] = (short)(g.cc_major * 10 + g.cc_minor);
+	row.device = ordinal;
+	memcpy(row.uuid, g.uuid, sizeof(row.uuid));
+	memcpy(row.name, g.name, sizeof(row.name));
+	row.sm_count = g.sm_count;
+	row.cc_major = g.cc_major;
+	row.cc_minor = g.cc_minor;
+	row.l2_bytes = g.l2_bytes;
+	row.clock_khz = g.clock_khz;
+	row.max_threads_per_sm = row.max_blocks_per_sm = row.regs_per_sm = NT_TRACE_UNKNOWN;
+	row.smem_per_sm = NT_TRACE_UNKNOWN;
+	if (!nt_sm_limits_for(g.cc_major, g.cc_minor, &lim, NULL)) {
+		row.max_threads_per_sm = lim.max_threads_per_sm;
+		row.max_blocks_per_sm = lim.max_blocks_per_sm;
+		row.regs_per_sm = lim.regs_per_sm;
+		row.smem_per_sm = lim.smem_per_sm;
+	}
+	if (nt_trace_add_device(t, &row, &err)) {
+		nt_warn("%s", err.msg);
+		return;
+	}
+	add_map(d, t, g.uuid);
+}
+
+int32_t nt_devices_occupancy(const struct nt_devices *d, int device, int threads, int registers,
+			     int64_t static_smem, int64_t dyn_smem)
+{
+	struct nt_launch_res res = { 0 };
+	struct nt_sm_limits lim;
+	struct nt_occupancy o;
+	int cc = device >= 0 && device < MAX_DEVICES ? d->cc[device] : 0;
+
+	if (!cc || registers < 0 || static_smem < 0 || dyn_smem < 0 ||
+	    nt_sm_limits_for(cc / 10, cc % 10, &lim, NULL))
+		return NT_TRACE_UNKNOWN;
+	res.threads = threads;
+	res.registers = registers;
+	res.static_smem = static_smem;
+	res.dynamic_smem = dyn_smem;
+	if (nt_occupancy(&lim, &res, &o, NULL))
+		return NT_TRACE_UNKNOWN;
+	return o.blocks;
+}
+
+const char *nt_devices_missing_maps(const struct nt_devices *d)
+{
+	return d->no_map;
+}

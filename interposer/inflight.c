@@ -1,0 +1,38 @@
+/* Closing windows without waiting (inflight.h). */
+#include "inflight.h"
+
+int nt_inflight_enter(struct nt_inflight *f)
+{
+	__atomic_add_fetch(&f->n, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&f->closing, __ATOMIC_SEQ_CST);
+}
+
+void nt_inflight_leave(struct nt_inflight *f)
+{
+	__atomic_sub_fetch(&f->n, 1, __ATOMIC_SEQ_CST);
+}
+
+void nt_inflight_want_close(struct nt_inflight *f)
+{
+	__atomic_store_n(&f->pending, 1, __ATOMIC_SEQ_CST);
+}
+
+int nt_inflight_try_close(struct nt_inflight *f, int mine)
+{
+	int zero = 0;
+
+	if (!__atomic_load_n(&f->pending, __ATOMIC_SEQ_CST) ||
+	    !__atomic_compare_exchange_n(&f->closing, &zero, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 0;
+	if (__atomic_load_n(&f->n, __ATOMIC_SEQ_CST) == mine) {
+		__atomic_store_n(&f->pending, 0, __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	__atomic_store_n(&f->closing, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void nt_inflight_closed(struct nt_inflight *f)
+{
+	__atomic_store_n(&f->closing, 0, __ATOMIC_SEQ_CST);
+}

@@ -1,0 +1,85 @@
+/*
+ * recpool.h - the block record buffers of one CUDA context, handed out
+ * to traced launches: pure bookkeeping, the memory itself comes from the
+ * caller's ops (the sanitizer backend allocates it on the GPU, the unit
+ * tests with malloc).
+ *
+ * Memory is in slabs.  A slab holds `slots` block slots, each a scratch
+ * entry (device memory, kernels/blockrec.h) and a record (pinned host
+ * memory), and one launch descriptor (device memory) per unit of
+ * NT_RECPOOL_UNIT slots.  A traced launch of n blocks takes a run of
+ * ceil(n / NT_RECPOOL_UNIT) consecutive units of one slab and the
+ * descriptor of the run's first unit, and gives them back once its
+ * records are read.  Runs are found next-fit from where the last one
+ * ended, so launches that finish in the order they started reuse memory
+ * like a ring.
+ *
+ * The first slab is made by the first take().  When no slab has room,
+ * a new one is made, of the first slab's size or the run's if larger, or
+ * of all slots made so far (doubling), as long as the total stays within
+ * max_slots; at the cap, empty slabs are given back first when that
+ * makes room.  take() says NT_RECPOOL_FULL when the run does not fit now
+ * but would once launches give theirs back (the caller may wait), and
+ * NT_RECPOOL_TOO_BIG when it never can.
+ *
+ * Not thread-safe: the caller holds its lock around every call.
+ */
+#ifndef NT_RECPOOL_H
+#define NT_RECPOOL_H
+
+#include <stdint.h>
+
+#include "kernels/blockrec.h"
+
+#define NT_RECPOOL_UNIT 8
+
+struct nt_recslab_mem {
+	struct nt_blk_scratch *scratch;	/* [slots], zeroed */
+	struct nt_block_rec *rec;	/* [slots], zeroed */
+	struct nt_launch_desc *desc;	/* [slots / NT_RECPOOL_UNIT] */
+};
+
+struct nt_recpool_ops {
+	/* Make a slab of `slots` slots (a multiple of NT_RECPOOL_UNIT);
+	 * 0, or -1 when the memory cannot be had. */
+	int (*alloc)(void *arg, uint32_t slots, struct nt_recslab_mem *mem);
+	void (*release)(void *arg, struct nt_recslab_mem *mem);
+	void *arg;
+};
+
+/* A launch's share. */
+struct nt_recrun {
+	int slab;
+	uint32_t unit, units;
+	uint32_t blocks;
+	struct nt_blk_scratch *scratch;	/* [blocks] */
+	struct nt_block_rec *rec;	/* [blocks] */
+	struct nt_launch_desc *desc;
+};
+
+enum nt_recpool_status {
+	NT_RECPOOL_OK = 0,
+	NT_RECPOOL_FULL,	/* no room now: retry after runs come back */
+	NT_RECPOOL_TOO_BIG,	/* more blocks than max_slots */
+	NT_RECPOOL_NO_MEMORY,	/* the ops could not make a slab under the cap */
+};
+
+struct nt_recpool_stats {
+	int slabs;
+	uint64_t slots, used;	/* slots made, slots in runs */
+	uint64_t grown;		/* slabs made over the pool's life */
+};
+
+struct nt_recpool;
+
+/* first_slots and max_slots are rounded up to whole units; NULL when out
+ * of memory.  Allocates nothing of the ops' yet. */
+struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots,
+				  const struct nt_recpool_ops *ops);
+enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run);
+void nt_recpool_give(struct nt_recpool *p, const struct nt_recrun *run);
+void nt_recpool_stats(const struct nt_recpool *p, struct nt_recpool_stats *out);
+/* Gives every slab back through the ops: no run may be in use on the GPU. */
+void nt_recpool_free(struct nt_recpool *p);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * san.h - what the files of the blocks backend share; nothing else
+ * includes it.
+ *
+ *   san_lib.c      the Compute Sanitizer library: loading, the entry
+ *                  points (sanitizer.def), error strings
+ *   san_modules.c  the program's modules: patched on demand, unpatched
+ *                  when a sampling window closes
+ *   san_buffers.c  per context, the record buffers (recpool.h) that
+ *                  traced launches take and the collector gives back
+ *   san_native.c   native timing of untraced launches with events
+ *   backend_sanitizer.c  the callbacks: launches, graph launches,
+ *                  resources
+ *
+ * Locks, outermost first: nt_san.lock (the tables here), then the
+ * collector's own.  No callback waits for another thread of the program
+ * (the driver may hold its own locks while it calls us: inflight.h); a
+ * launch out of record space waits for the collector's thread, which
+ * makes no driver call meanwhile.
+ */
+#ifndef NT_SAN_H
+#define NT_SAN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "launch.h"
+#include "sanitizer_abi.h"
+#include "util/err.h"
+
+struct nt_san {
+	void *lib;
+#define NT_SAN(name, params) nt_san_result (*name) params;
+#include "sanitizer.def"
+#undef NT_SAN
+	nt_san_subscriber sub;
+	pthread_mutex_t lock;
+	struct nt_config cfg;
+};
+
+extern struct nt_san nt_san;
+
+/* san_lib.c */
+int nt_san_load(struct nt_err *err);
+const char *nt_san_error(nt_san_result r);
+
+/* san_modules.c: with nt_san.lock held unless said otherwise. */
+void nt_san_module_loaded(CUcontext ctx, CUmodule mod);
+void nt_san_module_unloading(CUmodule mod);
+int nt_san_module_patched(CUmodule mod);
+int nt_san_any_patched(void);
+/* Patch mod (nt_san.lock not held; no close under way): 0, or -1 with
+ * the reason in *why. */
+int nt_san_patch(CUmodule mod, const char **why);
+/* Unpatch every patched module (nt_san.lock not held; no launch in
+ * flight but the caller's); the time goes to the collector. */
+void nt_san_unpatch_all(void);
+
+/* san_buffers.c */
+/* A context's buffers, when it is created (nothing of the program's is
+ * queued yet; nt_san.lock not held). */
+void nt_san_context_created(CUcontext ctx, nt_san_stream null_stream);
+void nt_san_context_destroyed(CUcontext ctx);
+/* A record run for a traced launch of `blocks` blocks on ctx, its
+ * descriptor copied on stream: may wait up to nt_san.cfg.wait_s for
+ * room (nt_san.lock not held).  The hold for nt_collector_traced(), or
+ * NULL with the reason in *why. */
+struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,
+				uint32_t grid_x, uint32_t grid_y, const char **why);
+const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
+const void *nt_san_hold_desc(const struct nt_san_hold *h);
+/* The collector's release(), or the caller's undo (nt_san.lock not held). */
+void nt_san_release(void *hold);
+
+/* san_native.c: time untraced launches of traced configurations. */
+void nt_san_native_want(const struct nt_launch_info *l, CUfunction f);
+/* At launch begin of an untraced launch running native code: 1 when an
+ * event was recorded before it (finish with nt_san_native_end). */
+int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream stream, uint64_t seq);
+void nt_san_native_end(CUstream stream);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * Per CUDA context, the record buffers of traced launches (san.h): a
+ * recpool of slabs whose scratch and descriptors are in device memory
+ * and whose records are in pinned host memory, all from the sanitizer's
+ * own allocator.  A launch that finds no room waits for the collector
+ * to give runs back, up to NUCATRACE_WAIT seconds, rather than be
+ * dropped: `--sample all` asks for every launch.
+ */
+#include "san.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "collector.h"
+#include "recpool.h"
+#include "util/clock.h"
+
+struct ctx_buf {
+	CUcontext ctx;
+	struct nt_recpool *pool;
+	nt_san_stream stream;		/* where a new slab is zeroed */
+	int dead;			/* the context is gone: runs come back to nothing */
+	UT_hash_handle hh;
+};
+
+struct nt_san_hold {
+	struct ctx_buf *cb;
+	struct nt_recrun run;
+	unsigned tag;
+};
+
+static struct ctx_buf *contexts;
+static unsigned last_tag;
+
+static void slab_release(void *arg, struct nt_recslab_mem *m)
+{
+	struct ctx_buf *cb = arg;
+
+	if (m->rec)
+		nt_san.sanitizerFreeHost(cb->ctx, m->rec);
+	if (m->scratch)
+		nt_san.sanitizerFree(cb->ctx, m->scratch);
+	if (m->desc)
+		nt_san.sanitizerFree(cb->ctx, m->desc);
+}
+
+/* A slab, zeroed: the scratch must be in place before a launch on any
+ * stream uses it, so the stream that zeroes it is waited for (new slabs
+ * are rare: at context creation, and doubling under load). */
+static int slab_alloc(void *arg, uint32_t slots, struct nt_recslab_mem *m)
+{
+	struct ctx_buf *cb = arg;
+	size_t scratch = (size_t)slots * sizeof(*m->scratch), rec = (size_t)slots * sizeof(*m->rec);
+	size_t desc = (size_t)slots / NT_RECPOOL_UNIT * sizeof(*m->desc);
+
+	memset(m, 0, sizeof(*m));
+	if (nt_san.sanitizerAlloc(cb->ctx, (void **)&m->scratch, scratch) ||
+	    nt_san.sanitizerAllocHost(cb->ctx, (void **)&m->rec, rec) ||
+	    nt_san.sanitizerAlloc(cb->ctx, (void **)&m->desc, desc) ||
+	    nt_san.sanitizerMemset(m->scratch, 0, scratch, cb->stream) ||
+	    nt_san.sanitizerStreamSynchronize(cb->stream)) {
+		slab_release(arg, m);
+		return -1;
+	}
+	memset(m->rec, 0, rec);
+	return 0;
+}
+
+static struct ctx_buf *ctx_get(CUcontext ctx)
+{
+	struct nt_recpool_ops ops = { slab_alloc, slab_release, NULL };
+	struct ctx_buf *cb;
+
+	HASH_FIND_PTR(contexts, &ctx, cb);
+	if (cb)
+		return cb;
+	if (!(cb = calloc(1, sizeof(*cb))))
+		return NULL;
+	cb->ctx = ctx;
+	ops.arg = cb;
+	if (!(cb->pool = nt_recpool_new(nt_san.cfg.buffer_blocks, nt_san.cfg.buffer_max, &ops))) {
+		free(cb);
+		return NULL;
+	}
+	HASH_ADD_PTR(contexts, ctx, cb);
+	return cb;
+}
+
+void nt_san_context_created(CUcontext ctx, nt_san_stream null_stream)
+{
+	struct ctx_buf *cb;
+	struct nt_recrun run;
+
+	pthread_mutex_lock(&nt_san.lock);
+	/* The first slab now, while nothing of the program's is queued. */
+	if ((cb = ctx_get(ctx))) {
+		cb->stream = null_stream;
+		if (nt_recpool_take(cb->pool, 1, &run) == NT_RECPOOL_OK)
+			nt_recpool_give(cb->pool, &run);
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+void nt_san_context_destroyed(CUcontext ctx)
+{
+	struct ctx_buf *cb;
+
+	nt_collector_flush_context((uint64_t)(uintptr_t)ctx);
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(contexts, &ctx, cb);
+	if (cb) {
+		HASH_DEL(contexts, cb);
+		nt_recpool_free(cb->pool);
+		cb->pool = NULL;
+		/* The struct stays: a launch the collector gives up on later
+		 * still calls release() on it. */
+		cb->dead = 1;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint32_t threads,
+		      uint32_t grid_x, uint32_t grid_y, unsigned tag)
+{
+	d->scratch = run->scratch;
+	d->rec = run->rec;
+	d->threads = threads;
+	d->grid_x = grid_x;
+	d->grid_y = grid_y;
+	d->tag = tag;
+	d->blocks = run->blocks;
+	d->pad = 0;
+}
+
+struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,
+				uint32_t grid_x, uint32_t grid_y, const char **why)
+{
+	double deadline = nt_now_s() + nt_san.cfg.wait_s;
+	struct nt_san_hold *h = calloc(1, sizeof(*h));
+	enum nt_recpool_status st;
+	struct nt_launch_desc desc;
+	double left;
+
+	if (!h) {
+		*why = "out of memory";
+		return NULL;
+	}
+	for (;;) {
+		pthread_mutex_lock(&nt_san.lock);
+		h->cb = ctx_get(ctx);
+		if (!h->cb) {
+			st = NT_RECPOOL_NO_MEMORY;
+		} else {
+			h->cb->stream = stream;
+			st = nt_recpool_take(h->cb->pool, blocks, &h->run);
+			if (st == NT_RECPOOL_OK && !(h->tag = ++last_tag))
+				h->tag = last_tag = 1;
+		}
+		pthread_mutex_unlock(&nt_san.lock);
+		if (st != NT_RECPOOL_FULL)
+			break;
+		left = deadline - nt_now_s();
+		if (left <= 0) {
+			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
+			free(h);
+			return NULL;
+		}
+		/* runs come back as the collector writes finished launches */
+		if (nt_collector_wait_release(left < 0.2 ? left : 0.2))
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	if (st == NT_RECPOOL_TOO_BIG) {
+		*why = "grid larger than all record buffers together (NUCATRACE_BUFFER_MAX)";
+	} else if (st == NT_RECPOOL_NO_MEMORY) {
+		nt_warn("cannot allocate block record buffers; launches that need more are dropped");
+		*why = "cannot allocate block record buffers";
+	} else {
+		fill_desc(&desc, &h->run, threads, grid_x, grid_y, h->tag);
+		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
+			return h;
+		*why = "cannot pass the record buffer to the launch";
+		nt_san_release(h);
+		return NULL;
+	}
+	free(h);
+	return NULL;
+}
+
+const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag)
+{
+	*tag = h->tag;
+	return h->run.rec;
+}
+
+const void *nt_san_hold_desc(const struct nt_san_hold *h)
+{
+	return h->run.desc;
+}
+
+void nt_san_release(void *hold)
+{
+	struct nt_san_hold *h = hold;
+
+	pthread_mutex_lock(&nt_san.lock);
+	if (!h->cb->dead)
+		nt_recpool_give(h->cb->pool, &h->run);
+	pthread_mutex_unlock(&nt_san.lock);
+	free(h);
+}

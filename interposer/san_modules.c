@@ -1,0 +1,182 @@
+/*
+ * The program's modules and their patching (san.h).  A module is
+ * patched (the block callbacks of kernels/patch.cu inserted) when a
+ * traced launch first needs it in a window, and every patched module is
+ * unpatched when the window closes: between windows the program runs its
+ * own code.  The sanitizer's instructions to patch (block enter and exit)
+ * are given once per module; a later window only patches it again.
+ */
+#include "san.h"
+
+#include <stdlib.h>
+
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "collector.h"
+#include "util/clock.h"
+
+extern const unsigned char nt_patch_fatbin[];
+
+struct mod_state {
+	CUmodule mod;
+	CUcontext ctx;
+	int patched;		/* now */
+	int instructions;	/* sanitizerPatchInstructions done */
+	int broken;		/* patching failed: never again */
+	UT_hash_handle hh;
+};
+
+struct ctx_patches {
+	CUcontext ctx;
+	int added;		/* sanitizerAddPatches done */
+	UT_hash_handle hh;
+};
+
+static struct mod_state *modules;
+static struct ctx_patches *contexts;
+static int n_patched;
+/* One patching at a time (the API wants them serialised), never waited
+ * for: a launch that finds another thread patching does without. */
+static pthread_mutex_t patching = PTHREAD_MUTEX_INITIALIZER;
+
+void nt_san_module_loaded(CUcontext ctx, CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms)
+		return;
+	if (!(ms = calloc(1, sizeof(*ms))))
+		return;
+	ms->mod = mod;
+	ms->ctx = ctx;
+	HASH_ADD_PTR(modules, mod, ms);
+}
+
+void nt_san_module_unloading(CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (!ms)
+		return;
+	n_patched -= ms->patched;
+	HASH_DEL(modules, ms);
+	free(ms);
+}
+
+int nt_san_module_patched(CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	return ms && ms->patched;
+}
+
+int nt_san_any_patched(void)
+{
+	return n_patched > 0;
+}
+
+/* The patches are added to a context once, at the first patching in it. */
+static nt_san_result add_patches(CUcontext ctx)
+{
+	struct ctx_patches *cp;
+	nt_san_result r;
+
+	HASH_FIND_PTR(contexts, &ctx, cp);
+	if (cp && cp->added)
+		return NT_SAN_SUCCESS;
+	if (!cp) {
+		if (!(cp = calloc(1, sizeof(*cp))))
+			return NT_SAN_ERROR_NOT_INITIALIZED;
+		cp->ctx = ctx;
+		HASH_ADD_PTR(contexts, ctx, cp);
+	}
+	if (!(r = nt_san.sanitizerAddPatches(nt_patch_fatbin, ctx)))
+		cp->added = 1;
+	return r;
+}
+
+int nt_san_patch(CUmodule mod, const char **why)
+{
+	struct mod_state *ms, copy;
+	nt_san_result r;
+	double t0;
+
+	if (pthread_mutex_trylock(&patching)) {
+		*why = "another thread was patching a module";
+		return -1;
+	}
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms)
+		copy = *ms;
+	pthread_mutex_unlock(&nt_san.lock);
+	r = !ms ? -1 : copy.broken ? -2 : 0;
+	if (r || copy.patched) {
+		pthread_mutex_unlock(&patching);
+		*why = r == -1 ? "module not seen loading" : "module cannot be instrumented";
+		return r ? -1 : 0;
+	}
+	t0 = nt_now_s();
+	pthread_mutex_lock(&nt_san.lock);
+	r = add_patches(copy.ctx);
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!r && !copy.instructions &&
+	    !(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
+		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");
+	if (!r)
+		r = nt_san.sanitizerPatchModule(mod);
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms && !r) {
+		ms->patched = 1;
+		ms->instructions = 1;
+		n_patched++;
+	} else if (ms) {
+		ms->broken = 1;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+	pthread_mutex_unlock(&patching);
+	nt_collector_switched(1, nt_now_s() - t0);
+	if (r) {
+		nt_warn("cannot instrument a CUDA module (%s); its kernels are not traced", nt_san_error(r));
+		*why = "module cannot be instrumented";
+		return -1;
+	}
+	return 0;
+}
+
+void nt_san_unpatch_all(void)
+{
+	struct mod_state *ms, *tmp;
+	CUmodule *mods = NULL;
+	int n = 0;
+	double t0 = nt_now_s();
+
+	pthread_mutex_lock(&nt_san.lock);
+	if (n_patched && (mods = malloc((size_t)n_patched * sizeof(*mods))))
+		HASH_ITER(hh, modules, ms, tmp)
+			if (ms->patched)
+				mods[n++] = ms->mod;
+	pthread_mutex_unlock(&nt_san.lock);
+	for (int i = 0; i < n; i++) {
+		nt_san_result r = nt_san.sanitizerUnpatchModule(mods[i]);
+
+		pthread_mutex_lock(&nt_san.lock);
+		HASH_FIND_PTR(modules, &mods[i], ms);
+		if (ms && ms->patched && !r) {
+			ms->patched = 0;
+			n_patched--;
+		}
+		pthread_mutex_unlock(&nt_san.lock);
+		if (r)
+			nt_warn("cannot take the instrumentation out of a CUDA module (%s); its kernels "
+				"stay slower", nt_san_error(r));
+		nt_collector_switched(0, i + 1 < n ? 0 : nt_now_s() - t0);
+	}
+	free(mods);
+}

@@ -1,0 +1,76 @@
+/* The exit summary (summary.h). */
+#include "summary.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP 5
+#define NAME_MAX_SHOWN 70
+
+static int by_time(const void *a, const void *b)
+{
+	const struct nt_sink_kernel *x = *(const struct nt_sink_kernel *const *)a;
+	const struct nt_sink_kernel *y = *(const struct nt_sink_kernel *const *)b;
+
+	return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+/* name, at most NAME_MAX_SHOWN bytes of it, control bytes as '?'. */
+static void put_name(FILE *f, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < n && i < NAME_MAX_SHOWN; i++)
+		fputc((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i], f);
+	if (n > NAME_MAX_SHOWN)
+		fputs("...", f);
+}
+
+static void top_kernels(FILE *f, const struct nt_summary *s)
+{
+	const struct nt_sink_kernel **v;
+	int64_t total = 0;
+
+	if (!s->n_kernels || !(v = malloc(s->n_kernels * sizeof(*v))))
+		return;
+	memcpy(v, s->kernels, s->n_kernels * sizeof(*v));
+	for (size_t i = 0; i < s->n_kernels; i++)
+		total += v[i]->ns;
+	qsort(v, s->n_kernels, sizeof(*v), by_time);
+	fprintf(f, "nucatrace: top kernels by %s GPU time:\n",
+		strcmp(s->backend, "kernels") ? "traced" : "recorded");
+	for (size_t i = 0; i < s->n_kernels && i < TOP && v[i]->launches; i++) {
+		fprintf(f, "  %5.1f%%  %10.3f ms  %6" PRIu64 " launches  ", total ? 100.0 * v[i]->ns / total : 0.0,
+			v[i]->ns / 1e6, v[i]->launches);
+		put_name(f, v[i]->demangled ? v[i]->demangled : v[i]->mangled);
+		fputc('\n', f);
+	}
+	free(v);
+}
+
+void nt_summary_print(FILE *f, const struct nt_summary *s)
+{
+	const struct nt_run_counts *run = s->run;
+
+	if (!strcmp(s->backend, "kernels")) {
+		fprintf(f, "nucatrace: kernels mode: %" PRIu64 " launches recorded\n", s->traced);
+	} else {
+		fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
+			   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->traced,
+			run->launches, s->blocks, s->dropped);
+		if (run->sampling.windows)
+			fprintf(f, "nucatrace: %" PRId64 " sampling window%s, %" PRId64 " launches in them, "
+				   "%.3f s; %" PRIu64 " module patches (%.3f s), %" PRIu64
+				   " unpatches (%.3f s); %" PRIu64 " untraced launches timed natively\n",
+				run->sampling.windows, run->sampling.windows == 1 ? "" : "s",
+				run->sampling.in_windows, run->sampling.window_s, run->patches, run->patch_s,
+				run->unpatches, run->unpatch_s, s->native);
+	}
+	top_kernels(f, s);
+	if (s->missing_maps && s->missing_maps[0])
+		fprintf(f, "nucatrace: no calibration map for %s in the store: the trace has no map "
+			   "(run 'nucatrace calibrate')\n", s->missing_maps);
+	if (s->path)
+		fprintf(f, "nucatrace: trace written to %s\n", s->path);
+}
