@@ -14,7 +14,8 @@ NT=$(cd "$(dirname "${NUCATRACE:?set NUCATRACE to the binary}")" && pwd)/$(basen
 FAKE=$(cd "${FAKECUDA_DIR:-$root/build/tests}" && pwd)
 LIB=$(dirname "$NT")/libnucatrace.so
 DATA=$root/tests/data
-export NT FAKE DATA LIB
+CLI=$here
+export NT FAKE DATA LIB CLI
 pass=0 fail=0
 for dir in "$here"/t/*/; do
 	name=$(basename "$dir")

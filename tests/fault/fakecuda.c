@@ -11,6 +11,11 @@
  * CUDA_INJECTION64_PATH: load that library and call its
  * InitializeInjection(), so that the interposer's start in a process
  * that initialises CUDA can be tested here too.
+ *
+ * With FAKECUDA_GPU=1 it is a working driver of one made-up GPU instead
+ * (fakecuda_gpu.c has the calls that then answer), for the simulated
+ * GPU of fakesanitizer_gpu.c.  The entry points here are weak, so that
+ * those of fakecuda_gpu.c take their place.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -29,7 +34,7 @@ static int fake_result(void)
 }
 
 #define NT_CU(name)                                                        \
-	int CAT(fake_, __LINE__)(void) __asm__(STR(name));                 \
+	int CAT(fake_, __LINE__)(void) __asm__(STR(name)) __attribute__((weak)); \
 	int CAT(fake_, __LINE__)(void) { return fake_result(); }
 #ifdef DROP_ONE
 #define cuLaunchKernel cuLaunchKernel_dropped_for_test
@@ -51,5 +56,5 @@ CUresult cuInit(unsigned int flags)
 		if (init)
 			init();
 	}
-	return (CUresult)fake_result();
+	return getenv("FAKECUDA_GPU") ? CUDA_SUCCESS : (CUresult)fake_result();
 }

@@ -3,6 +3,8 @@
  * every entry point the interposer resolves (interposer/sanitizer.def)
  * exists and returns $FAKESANITIZER_RESULT (default 10,
  * SANITIZER_ERROR_MAX_LIMIT_REACHED: another tool already subscribed).
+ * The entry points are weak: fakesanitizer_gpu.c gives the working ones
+ * of its simulated GPU (FAKESANITIZER_GPU=1) in their place.
  */
 #include <stdlib.h>
 
@@ -15,5 +17,6 @@ static nt_san_result fake_result(void)
 	return e ? atoi(e) : NT_SAN_ERROR_MAX_LIMIT_REACHED;
 }
 
-#define NT_SAN(name, params) nt_san_result name params; nt_san_result name params { return fake_result(); }
+#define NT_SAN(name, params) \
+	nt_san_result name params __attribute__((weak)); nt_san_result name params { return fake_result(); }
 #include "interposer/sanitizer.def"

@@ -1,0 +1,21 @@
+# Sourced by the tests/cli/t/023*-sim-* cases: the blocks backend on the
+# simulated GPU of tests/fault/fakesanitizer_gpu.c (fake_app drives it).
+export NUCATRACE_LIBCUDA=$FAKE/libfakecuda.so FAKECUDA_GPU=1 FAKESANITIZER_GPU=1
+export NUCATRACE_SANITIZER_LIB=$FAKE/libfakesanitizer.so NUCATRACE_MODE=blocks
+# sim_run POLICY ARGS...: trace fake_app ARGS under POLICY into $TMP/out
+sim_run() {
+	s_policy=$1; shift
+	rm -rf "$TMP/out" && mkdir -p "$TMP/out"
+	$NT run --quiet --no-calibrate --sample "$s_policy" --output-dir "$TMP/out" -- $FAKE/fake_app "$@"
+}
+# sim_check: what the trace holds; every traced launch must be complete
+sim_check() {
+	for t in "$TMP"/out/*.sqlite; do
+		sqlite3 "$t" "select 'launches traced', count(*), 'blocks', sum(blocks) from launches where traced = 1;
+			select 'incomplete launches', count(*) from launches l where traced = 1 and
+				blocks != grid_x * grid_y * grid_z or blocks != (select count(*) from blocks b where b.launch = l.launch);
+			select 'drop', reason, count(*) from drops group by reason;
+			select 'native times', count(*) from native;
+			select 'meta', key, value from meta where key in ('launches', 'windows', 'launches_in_windows', 'patches', 'unpatches', 'sampling') order by key;"
+	done
+}

@@ -1,0 +1,98 @@
+/*
+ * A CUDA program on the simulated GPU (fakesanitizer_gpu.c, fakecuda_gpu.c)
+ * for CPU tests of the blocks backend: it initialises the fake driver
+ * ($NUCATRACE_LIBCUDA, which starts the interposer the way the real driver
+ * does), then plays a workload on the fake sanitizer
+ * ($NUCATRACE_SANITIZER_LIB) and prints what the simulated GPU ran.
+ *
+ *   fake_app steps N    a training-like loop: N steps of 24 launches of
+ *                       five kernels in three modules (grids of 1 to 3000
+ *                       blocks), on two streams
+ *   fake_app graph R    a graph of three kernel nodes (one function twice)
+ *                       replayed R times, with plain launches of the same
+ *                       function between replays
+ *   fake_app big N      N launches of 300,000 blocks, more than a first
+ *                       record buffer holds
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*context_fn)(long);
+typedef void (*module_fn)(long, long);
+typedef void (*launch_fn)(long, long, long, const char *, unsigned, unsigned, unsigned, long);
+typedef void (*graph_fn)(long, long, int, const long *, const long *, const char *const *, const unsigned *,
+			 const unsigned *, long);
+
+static void *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		fprintf(stderr, "fake_app: no %s in the fake sanitizer\n", name);
+		exit(99);
+	}
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cuda = getenv("NUCATRACE_LIBCUDA"), *san = getenv("NUCATRACE_SANITIZER_LIB");
+	void *hc = cuda ? dlopen(cuda, RTLD_NOW) : NULL, *hs;
+	int (*init)(unsigned) = hc ? (int (*)(unsigned))dlsym(hc, "cuInit") : NULL;
+	static const char *const names[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf", "_Z5triadPfS_S_",
+					     "_Z6reduceIfEvPT_" };
+	long n = argc > 2 ? atol(argv[2]) : 10;
+	context_fn context;
+	module_fn module;
+	launch_fn launch;
+	graph_fn graph;
+
+	if (!init || init(0)) {
+		fprintf(stderr, "fake_app: cannot initialise the fake driver '%s'\n", cuda ? cuda : "(unset)");
+		return 99;
+	}
+	/* the same library the interposer loaded */
+	if (!san || !(hs = dlopen(san, RTLD_NOW))) {
+		fprintf(stderr, "fake_app: cannot load the fake sanitizer '%s'\n", san ? san : "(unset)");
+		return 99;
+	}
+	context = (context_fn)sym(hs, "fakegpu_context");
+	module = (module_fn)sym(hs, "fakegpu_module");
+	launch = (launch_fn)sym(hs, "fakegpu_launch");
+	graph = (graph_fn)sym(hs, "fakegpu_graph");
+	context(1);
+	for (long m = 1; m <= 3; m++)
+		module(1, m);
+	if (argc > 1 && !strcmp(argv[1], "steps")) {
+		/* kernel k: module, function, grid, block */
+		static const unsigned grids[] = { 264, 1, 64, 3000, 2 }, blocks[] = { 128, 32, 256, 256, 1024 };
+		static const long mods[] = { 1, 1, 2, 3, 2 };
+		static const int pattern[24] = { 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 4, 1, 3, 0 };
+
+		for (long s = 0; s < n; s++)
+			for (int i = 0; i < 24; i++) {
+				int k = pattern[i];
+
+				launch(1, mods[k], k + 1, names[k], grids[k], blocks[k], k == 2 ? 4096 : 0, 1 + i % 2);
+			}
+	} else if (argc > 1 && !strcmp(argv[1], "graph")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+
+		for (long r = 0; r < n; r++) {
+			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
+			launch(1, 1, 1, names[0], 100, 128, 0, 2);
+		}
+	} else if (argc > 1 && !strcmp(argv[1], "big")) {
+		for (long i = 0; i < n; i++)
+			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
+	} else {
+		fprintf(stderr, "usage: fake_app steps|graph|big N\n");
+		return 2;
+	}
+	((void (*)(void))sym(hs, "fakegpu_stats"))();
+	return 0;
+}

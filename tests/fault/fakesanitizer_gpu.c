@@ -1,0 +1,389 @@
+/*
+ * A simulated GPU behind the stand-in libsanitizer-public.so, for CPU
+ * tests of the blocks backend (tests/cli, FAKESANITIZER_GPU=1).  It keeps
+ * the sanitizer's state the way the real one does, as far as the
+ * interposer can tell: a subscriber, modules patched and unpatched,
+ * per-launch and per-function callback data, memory (host memory here);
+ * and a test program (tests/fault/fake_app.c) drives it through the
+ * fakegpu_*() calls below, which play the driver: context and module
+ * callbacks, launches (the driver API callback with the launch's
+ * parameters, then launch begin and end) and graph launches (graph begin,
+ * a node callback per kernel node, graph end).
+ *
+ * A launch runs when it is queued (the end of its launch callback; a
+ * graph's nodes once the graph is queued), at once: its blocks run the
+ * block callbacks of kernels/patch.cu, written again here in C, when its
+ * module is patched then, with the data the launch was given (per-launch
+ * data, else the function's).  fakegpu_stats() prints what ran, so that a
+ * test can check that every untraced launch ran the program's own code
+ * and every traced one recorded every block.
+ *
+ * Without FAKESANITIZER_GPU every entry point fails like fakesanitizer.c's.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>	/* cuLaunchKernel_params */
+
+#include "interposer/sanitizer_abi.h"
+#include "kernels/blockrec.h"
+
+#define MAX_IDS 4096
+
+static struct {
+	pthread_mutex_t lock;
+	nt_san_callback cb;
+	void *userdata;
+	unsigned char patched[MAX_IDS], instr[MAX_IDS];	/* by module id */
+	const void *fdata[MAX_IDS];			/* by function id */
+	unsigned launch_ids[MAX_IDS];			/* by graph exec id */
+	unsigned long long clock;
+	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
+	long blocks, beyond;
+	long allocs, frees;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static _Thread_local struct {
+	int set;
+	const void *data;
+} launch;
+
+static int gpu(void)
+{
+	return getenv("FAKESANITIZER_GPU") != NULL;
+}
+
+static nt_san_result no(void)
+{
+	const char *e = getenv("FAKESANITIZER_RESULT");
+
+	return e ? atoi(e) : NT_SAN_ERROR_MAX_LIMIT_REACHED;
+}
+
+static long id_of(const void *handle)
+{
+	long id = (long)(uintptr_t)handle;
+
+	return id > 0 && id < MAX_IDS ? id : 0;
+}
+
+nt_san_result sanitizerSubscribe(nt_san_subscriber *sub, nt_san_callback cb, void *userdata)
+{
+	if (!gpu())
+		return no();
+	g.cb = cb;
+	g.userdata = userdata;
+	*sub = (nt_san_subscriber)&g;
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerUnsubscribe(nt_san_subscriber sub)
+{
+	(void)sub;
+	if (!gpu())
+		return no();
+	g.cb = NULL;
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerEnableDomain(uint32_t enable, nt_san_subscriber sub, nt_san_domain domain)
+{
+	(void)enable, (void)sub, (void)domain;
+	return gpu() ? NT_SAN_SUCCESS : no();
+}
+
+nt_san_result sanitizerEnableCallback(uint32_t enable, nt_san_subscriber sub, nt_san_domain domain,
+				      uint32_t cbid)
+{
+	(void)enable, (void)sub, (void)domain, (void)cbid;
+	return gpu() ? NT_SAN_SUCCESS : no();
+}
+
+nt_san_result sanitizerGetResultString(nt_san_result r, const char **str)
+{
+	(void)r;
+	if (!gpu())
+		return no();
+	*str = "fake sanitizer error";
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerAddPatches(const void *image, CUcontext ctx)
+{
+	(void)image, (void)ctx;
+	return gpu() ? NT_SAN_SUCCESS : no();
+}
+
+nt_san_result sanitizerPatchInstructions(nt_san_instruction id, CUmodule module, const char *callback)
+{
+	(void)callback;
+	if (!gpu())
+		return no();
+	pthread_mutex_lock(&g.lock);
+	g.instr[id_of(module)] |= id == NT_SAN_INSTRUCTION_BLOCK_ENTER ? 1 : 2;
+	pthread_mutex_unlock(&g.lock);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerPatchModule(CUmodule module)
+{
+	if (!gpu())
+		return no();
+	pthread_mutex_lock(&g.lock);
+	g.patched[id_of(module)] = 1;
+	g.patches++;
+	pthread_mutex_unlock(&g.lock);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerUnpatchModule(CUmodule module)
+{
+	if (!gpu())
+		return no();
+	pthread_mutex_lock(&g.lock);
+	g.patched[id_of(module)] = 0;
+	g.unpatches++;
+	pthread_mutex_unlock(&g.lock);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerSetLaunchCallbackData(nt_san_launch l, CUfunction kernel, nt_san_stream stream,
+					     const void *userdata)
+{
+	(void)l, (void)kernel, (void)stream;
+	if (!gpu())
+		return no();
+	launch.set = 1;
+	launch.data = userdata;
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerSetCallbackData(CUfunction kernel, const void *userdata)
+{
+	if (!gpu())
+		return no();
+	pthread_mutex_lock(&g.lock);
+	g.fdata[id_of(kernel)] = userdata;
+	pthread_mutex_unlock(&g.lock);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerAlloc(CUcontext ctx, void **ptr, size_t size)
+{
+	(void)ctx;
+	if (!gpu())
+		return no();
+	__atomic_add_fetch(&g.allocs, 1, __ATOMIC_RELAXED);
+	return (*ptr = calloc(1, size)) ? NT_SAN_SUCCESS : NT_SAN_ERROR_NOT_INITIALIZED;
+}
+
+nt_san_result sanitizerAllocHost(CUcontext ctx, void **ptr, size_t size)
+{
+	return sanitizerAlloc(ctx, ptr, size);
+}
+
+nt_san_result sanitizerFree(CUcontext ctx, void *ptr)
+{
+	(void)ctx;
+	if (!gpu())
+		return no();
+	__atomic_add_fetch(&g.frees, 1, __ATOMIC_RELAXED);
+	free(ptr);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerFreeHost(CUcontext ctx, void *ptr)
+{
+	return sanitizerFree(ctx, ptr);
+}
+
+nt_san_result sanitizerMemcpyHostToDeviceAsync(void *dst, void *src, size_t count, nt_san_stream stream)
+{
+	(void)stream;
+	if (!gpu())
+		return no();
+	memcpy(dst, src, count);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerMemset(void *ptr, int value, size_t count, nt_san_stream stream)
+{
+	(void)stream;
+	if (!gpu())
+		return no();
+	memset(ptr, value, count);
+	return NT_SAN_SUCCESS;
+}
+
+nt_san_result sanitizerStreamSynchronize(nt_san_stream stream)
+{
+	(void)stream;
+	return gpu() ? NT_SAN_SUCCESS : no();
+}
+
+nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_stream *h)
+{
+	(void)ctx;
+	if (!gpu())
+		return no();
+	*h = (nt_san_stream)(stream ? (uintptr_t)stream : 0x5151);
+	return NT_SAN_SUCCESS;
+}
+
+/* The GPU: one launch, its blocks one after another (the block callbacks
+ * of kernels/patch.cu, for a block of `threads` threads in one go). */
+static void run(long mod, const void *data, unsigned grid, unsigned threads)
+{
+	const struct nt_launch_desc *d = data;
+
+	pthread_mutex_lock(&g.lock);
+	if (!g.patched[mod] || g.instr[mod] != 3) {
+		g.native_runs++;
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	g.patched_runs++;
+	if (!d) {
+		g.silent_runs++;
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	g.recorded_runs++;
+	for (unsigned b = 0; b < grid; b++) {
+		struct nt_block_rec *r;
+
+		if (b >= d->blocks || threads != d->threads) {
+			g.beyond++;
+			continue;
+		}
+		r = &d->rec[b];
+		r->t_start = g.clock;
+		r->c_start = g.clock * 2;
+		g.clock += 1000 + (b % 7) * 10;
+		r->t_end = g.clock;
+		r->c_end = g.clock * 2;
+		r->smid = (b * 7) % 132;
+		r->warps = (threads + 31) / 32;
+		__atomic_store_n(&r->tag, d->tag, __ATOMIC_RELEASE);
+		g.blocks++;
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void call(nt_san_domain domain, uint32_t cbid, const void *data)
+{
+	if (g.cb)
+		g.cb(g.userdata, domain, cbid, data);
+}
+
+__attribute__((visibility("default"))) void fakegpu_context(long ctx)
+{
+	struct nt_san_context_data d = { (CUcontext)ctx, 0 };
+
+	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, &d);
+}
+
+__attribute__((visibility("default"))) void fakegpu_module(long ctx, long mod)
+{
+	struct nt_san_module_data d = { (CUcontext)ctx, (CUmodule)mod, 0, NULL, NULL };
+
+	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_LOADED, &d);
+}
+
+static void launch_data(struct nt_san_launch_data *d, long ctx, long mod, long func, const char *name,
+			unsigned grid, unsigned block, long stream)
+{
+	static unsigned long long grid_ids;
+
+	memset(d, 0, sizeof(*d));
+	d->context = (CUcontext)ctx;
+	d->stream = (CUstream)stream;
+	d->hStream = (nt_san_stream)(stream ? stream : 0x5151);
+	d->module = (CUmodule)mod;
+	d->function = (CUfunction)func;
+	d->functionName = name;
+	d->gridDim_x = grid, d->gridDim_y = 1, d->gridDim_z = 1;
+	d->blockDim_x = block, d->blockDim_y = 1, d->blockDim_z = 1;
+	d->gridId = __atomic_add_fetch(&grid_ids, 1, __ATOMIC_RELAXED);
+	d->hLaunch = (nt_san_launch)(uintptr_t)d->gridId;
+}
+
+/* cuLaunchKernel of function func of module mod, as the driver calls its
+ * subscriber: the API callback, launch begin, (queued, runs), launch end. */
+__attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, long func, const char *name,
+							   unsigned grid, unsigned block, unsigned smem,
+							   long stream)
+{
+	cuLaunchKernel_params p = { 0 };
+	struct nt_san_api_data api = { 0 };
+	struct nt_san_launch_data d;
+	const void *data;
+
+	p.f = (CUfunction)func;
+	p.gridDimX = grid, p.gridDimY = 1, p.gridDimZ = 1;
+	p.blockDimX = block, p.blockDimY = 1, p.blockDimZ = 1;
+	p.sharedMemBytes = smem;
+	api.callbackSite = NT_SAN_API_ENTER;
+	api.functionName = "cuLaunchKernel";
+	api.functionParams = &p;
+	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel, &api);
+	launch_data(&d, ctx, mod, func, name, grid, block, stream);
+	launch.set = 0;
+	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
+	pthread_mutex_lock(&g.lock);
+	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
+	pthread_mutex_unlock(&g.lock);
+	run(id_of((void *)mod), data, grid, block);
+	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END, &d);
+}
+
+/* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
+ * (mods[i], funcs[i], names[i], grids[i], blocks[i]): each node takes its
+ * function's data as it is queued, at its node callback; they run once
+ * the graph is queued. */
+__attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, int n, const long *mods,
+							  const long *funcs, const char *const *names,
+							  const unsigned *grids, const unsigned *blocks,
+							  long stream)
+{
+	struct nt_san_graph_launch_data gl = { (CUcontext)ctx, (CUstream)stream,
+					       (nt_san_stream)(stream ? stream : 0x5151), (CUgraphExec)exec,
+					       0 };
+	const void *data[64];
+	unsigned id;
+
+	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, &gl);
+	pthread_mutex_lock(&g.lock);
+	id = g.launch_ids[id_of((void *)exec)]++;
+	pthread_mutex_unlock(&g.lock);
+	for (int i = 0; i < n && i < 64; i++) {
+		struct nt_san_graph_node_data nd;
+
+		memset(&nd, 0, sizeof(nd));
+		nd.graphExec = (CUgraphExec)exec;
+		nd.launchId = id;
+		nd.node = (CUgraphNode)(uintptr_t)(exec * 100 + i + 1);
+		nd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+		launch_data(&nd.launchData, ctx, mods[i], funcs[i], names[i], grids[i], blocks[i], 0);
+		nd.launchData.apiContext = (CUcontext)ctx;
+		nd.launchData.apiStream = (CUstream)stream;
+		nd.launchData.hApiStream = gl.hStream;
+		call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &nd);
+		pthread_mutex_lock(&g.lock);
+		data[i] = g.fdata[id_of((void *)funcs[i])];
+		pthread_mutex_unlock(&g.lock);
+	}
+	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
+	for (int i = 0; i < n && i < 64; i++)
+		run(id_of((void *)mods[i]), data[i], grids[i], blocks[i]);
+}
+
+__attribute__((visibility("default"))) void fakegpu_stats(void)
+{
+	printf("fake gpu: %ld patches, %ld unpatches; %ld launches ran native code, %ld patched code "
+	       "(%ld recording, %ld with no data); %ld blocks recorded, %ld blocks beyond their buffer\n",
+	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
+	       g.blocks, g.beyond);
+}
