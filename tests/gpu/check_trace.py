@@ -39,9 +39,10 @@ for launch, dev, grid, threads, blocks, t0, t1 in launches:
         bad += 1
         print(f"launch {launch}: " + "; ".join(problems))
 # The launch calls' dynamic shared memory and the cubin's attributes give
-# the occupancy of launches of our own kernels (cudaLaunch* / cuLaunch*).
+# the occupancy of launches of our own kernels (cudaLaunch* / cuLaunch*);
+# a graph's kernel nodes are not launch calls: theirs is not known.
 occ = db.execute("select count(*), sum(dyn_smem is not null), sum(max_blocks_per_sm > 0)"
-                 " from launches where traced = 1").fetchone()
+                 " from launches where traced = 1 and graph is null").fetchone()
 if not smem_may_be_unknown and (occ[1] != occ[0] or occ[2] != occ[0]):
     bad += 1
     print(f"dynamic shared memory known for {occ[1]}, occupancy for {occ[2]} of {occ[0]} launches")

@@ -21,7 +21,8 @@ check() {	# check NAME COMMAND...; ONLY=GLOB runs only the checks it matches
 check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr/local/cuda}/include -I. -o '$W/abi' tests/gpu/abi_check.c && '$W/abi'"
 
 # traced NAME SAMPLE FILES PROGRAM...: an untraced and a traced run print
-# the same; the traced one leaves FILES valid trace files.
+# the same (the lines matching $SAME, default all); the traced one leaves
+# FILES valid trace files, with no launch dropped when $NODROPS is set.
 traced() {
 	t_name=$1 t_sample=$2 t_files=$3; shift 3
 	mkdir -p "$W/$t_name"
@@ -29,8 +30,8 @@ traced() {
 	"$B/nucatrace" run --no-calibrate --sample "$t_sample" --output-dir "$W/$t_name" -- "$@" \
 		>"$W/$t_name/traced.out" 2>"$W/$t_name/traced.err" || { cat "$W/$t_name/traced.err"; return 1; }
 	cat "$W/$t_name/traced.err"
-	sort "$W/$t_name/plain.out" >"$W/$t_name/plain.sorted"
-	sort "$W/$t_name/traced.out" >"$W/$t_name/traced.sorted"
+	grep -E "${SAME:-.}" "$W/$t_name/plain.out" | sort >"$W/$t_name/plain.sorted"
+	grep -E "${SAME:-.}" "$W/$t_name/traced.out" | sort >"$W/$t_name/traced.sorted"
 	cmp "$W/$t_name/plain.sorted" "$W/$t_name/traced.sorted" || return 1
 	n=0
 	for f in "$W/$t_name"/*.sqlite; do
@@ -38,6 +39,15 @@ traced() {
 		n=$((n + 1))
 	done
 	[ "$n" -eq "$t_files" ] || { echo "$n trace files, want $t_files"; return 1; }
+	[ -z "${NODROPS:-}" ] || python3 - "$W/$t_name"/*.sqlite <<'PY'
+import sqlite3, sys
+for path in sys.argv[1:]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    drops = db.execute("select reason, count(*) from drops group by reason").fetchall()
+    print(f"{path}: drops {drops}")
+    if drops:
+        sys.exit(1)
+PY
 }
 export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 check static-cudart traced blocks all 1 "$B/tests/gpu/blocks"
@@ -46,25 +56,40 @@ check driver-api traced drvapi all 1 "$B/tests/gpu/drvapi"
 check threads-streams traced streams all 1 "$B/tests/gpu/streams"
 check cooperative-cluster traced coop all 1 "$B/tests/gpu/coop"
 check fork-exec traced forks all 3 "$B/tests/gpu/forks"
-# Blocks mode does not trace graph launches (captured or replayed) yet:
-# the program must run as without us, and the trace count them as drops.
+# with_opts SAME NODROPS FUNCTION ARGS...: one check with those settings
+with_opts() {
+	SAME=$1 NODROPS=$2; shift 2
+	"$@"; w_rc=$?
+	SAME= NODROPS=
+	return $w_rc
+}
+# CUDA graphs (captured with a parallel branch, built with the API, a
+# child graph, updated in place): every kernel node launch traced, each
+# complete, replays told apart.
 graphs_blocks() {
-	mkdir -p "$W/graphs"
-	"$B/tests/gpu/graphs" >"$W/graphs/plain.out" 2>&1 || return 1
-	"$B/nucatrace" run --no-calibrate --sample all --output-dir "$W/graphs" -- "$B/tests/gpu/graphs" \
-		>"$W/graphs/traced.out" 2>"$W/graphs/traced.err" || { cat "$W/graphs/traced.err"; return 1; }
-	cat "$W/graphs/traced.err"
-	cmp "$W/graphs/plain.out" "$W/graphs/traced.out" || return 1
-	python3 - "$W"/graphs/*.sqlite <<'PY'
+	with_opts '' 1 traced graphs all 1 "$B/tests/gpu/graphs" || return 1
+	python3 - "$W"/graphs/*.sqlite "$(sed -n 's/^node launches //p' "$W/graphs/plain.out")" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
-traced = db.execute("select count(*) from launches where traced = 1").fetchone()[0]
-drops = db.execute("select count(*) from drops where reason like '%graph%'").fetchone()[0]
-print(f"{traced} traced launches, {drops} graph launches dropped")
-sys.exit(0 if traced == 0 and drops >= 3 else 1)
+want = int(sys.argv[2])
+nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
+replays = db.execute("select count(distinct graph * 1000000 + graph_launch) from launches"
+                     " where graph is not null").fetchone()[0]
+print(f"{nodes} graph node launches traced (want {want}), {replays} graph launches")
+sys.exit(0 if nodes == want and replays == 130 else 1)
 PY
 }
 check cuda-graphs graphs_blocks
+T=tests/gpu/progs/torch_train.py
+# A PyTorch training step captured into one CUDA graph and replayed.
+check pytorch-cuda-graphs with_opts '^step' 1 traced torchgraphs all 1 python3 $T --graphs --steps 20
+# The training loop (transformer LM + conv net, bf16, AdamW): the default
+# sampling windows, and every launch of it.
+check train-default with_opts '^step' '' traced train-default first=8,every=1000 1 python3 $T --steps 30
+check train-all with_opts '^step' 1 traced train-all all 1 python3 $T --steps 30
+# A STREAM triad of 262,144 blocks per launch.
+check triad-default with_opts '^checksum' '' traced triad-default first=8,every=1000 1 "$B/tests/gpu/triad" 100
+check triad-all with_opts '^checksum' 1 traced triad-all all 1 "$B/tests/gpu/triad" 100
 check default-sampling traced sampled first=8,every=1000 1 "$B/tests/gpu/blocks"
 check pytorch-gemm traced torch all 1 python3 tests/gpu/progs/torch_gemm.py
 kernels_mode() {	# kernels_mode NAME LAUNCHES PROGRAM...: CUPTI records every launch
@@ -79,7 +104,7 @@ kernels_mode() {	# kernels_mode NAME LAUNCHES PROGRAM...: CUPTI records every la
 }
 check kernels-mode-static-cudart kernels_mode kblocks 18 "$B/tests/gpu/blocks"
 check kernels-mode-streams kernels_mode kstreams 320 "$B/tests/gpu/streams"
-check kernels-mode-graphs kernels_mode kgraphs 15 "$B/tests/gpu/graphs"
+check kernels-mode-graphs kernels_mode kgraphs 491 "$B/tests/gpu/graphs"
 # Every GPU here: as many devices in the trace as the machine has.
 multi_gpu() {
 	traced multi all 1 "$B/tests/gpu/multigpu" || return 1

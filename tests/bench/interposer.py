@@ -1,0 +1,109 @@
+"""make bench, interposer part: the cost of tracing, measured side by side.
+
+Each workload runs bare and under each tracing configuration, the
+configurations interleaved repetition by repetition (bare, none, default,
+...; then again), and each number is the median of the repetitions; the
+table gives every median and its ratio to bare.  What is timed:
+
+  train     tests/gpu/progs/torch_train.py: a PyTorch training loop
+            (transformer LM + conv net, bf16, AdamW, ~1,000 launches per
+            step): the program's wall time (what the user feels) and the
+            wall time of its 30 steps
+  triad     tests/gpu/progs/triad.cu: a STREAM triad of 262,144 blocks,
+            the median event time of one launch and the wall time of 200
+  launches  100,000 empty launches back to back: the host's cost per launch
+  gemm      a bf16 4096^3 cuBLAS GEMM in PyTorch: median event time
+  chase     an L2-latency-bound chase, 4 one-warp blocks per SM: median
+            event time
+
+Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2]
+Environment: BUILD (build folder, default build).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+B = os.environ.get("BUILD", "build")
+NT = f"{B}/nucatrace"
+
+CONFIGS = {
+    "bare": None,
+    "none": ["--sample", "none"],
+    "default": [],
+    "all": ["--sample", "all"],
+    "kernels": ["--mode", "kernels"],
+}
+
+WORKLOADS = {
+    "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30"],
+              {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
+    "triad": ([f"{B}/tests/gpu/triad", "200"],
+              {"launch_ms": r"^triad ([0-9.]+) ms", "wall_s": r"^wall ([0-9.]+) s"}),
+    "launches": ([f"{B}/tests/gpu/bench", "launches", "100000"], {"wall_s": r"^launches ([0-9.]+) s"}),
+    "gemm": (["python3", "tests/gpu/progs/torch_bench.py"], {"gemm_ms": r"^gemm ([0-9.]+) ms"}),
+    "chase": ([f"{B}/tests/gpu/bench", "chase", "200"], {"chase_ms": r"^chase ([0-9.]+) ms"}),
+}
+
+
+def run_once(cmd, cfg, metrics, out_dir):
+    args = cmd if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir,
+                                    *cfg, "--", *cmd]
+    t0 = time.perf_counter()
+    p = subprocess.run(args, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise SystemExit(f"{' '.join(args)}: exit {p.returncode}")
+    got = {"program_s": wall}
+    for name, rx in metrics.items():
+        m = re.search(rx, p.stdout, re.M)
+        if not m:
+            raise SystemExit(f"{' '.join(args)}: no '{name}' in its output:\n{p.stdout}")
+        got[name] = float(m.group(1))
+    for f in os.listdir(out_dir):
+        os.unlink(os.path.join(out_dir, f))
+    return got
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--configs", default="bare,none,default,all,kernels")
+    ap.add_argument("--only", default=",".join(WORKLOADS))
+    ap.add_argument("--policy", action="append", default=[],
+                    help="NAME=POLICY: one more configuration, --sample POLICY")
+    a = ap.parse_args()
+    for extra in a.policy:
+        name, policy = extra.split("=", 1)
+        CONFIGS[name] = ["--sample", policy]
+    configs = a.configs.split(",") + [p.split("=", 1)[0] for p in a.policy]
+    out_dir = tempfile.mkdtemp()
+    print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
+    print(f"{a.reps} interleaved repetitions, medians; ratios to bare")
+    for w in a.only.split(","):
+        cmd, metrics = WORKLOADS[w]
+        runs = {c: [] for c in configs}
+        for _ in range(a.reps):
+            for c in configs:
+                runs[c].append(run_once(cmd, CONFIGS[c], metrics, out_dir))
+        for m in ["program_s", *metrics]:
+            med = {c: statistics.median(r[m] for r in runs[c]) for c in configs}
+            cells = "  ".join(f"{c} {med[c]:.6g}" + (f" ({med[c] / med['bare']:.3f})" if c != "bare" else "")
+                              for c in configs)
+            print(f"{w:9s} {m:10s} {cells}")
+        if w == "launches":
+            for c in configs:
+                if c != "bare":
+                    extra = statistics.median(r["wall_s"] for r in runs[c]) - \
+                        statistics.median(r["wall_s"] for r in runs["bare"])
+                    print(f"{w:9s} host cost per launch under {c}: {extra / 100000 * 1e6:.3f} us")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
