@@ -120,6 +120,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 		$(filter %.o,$^) $(filter %.a,$^) -lcmocka $(LDLIBS)
 
 # The interposer's pure parts, tested on the CPU like the core.
+UNIT_IPOSER_OBJ := $(BUILD)/interposer/recpool.o $(BUILD)/interposer/config.o $(BUILD)/interposer/inflight.o
 $(BUILD)/tests/test_recpool: $(BUILD)/interposer/recpool.o
 $(BUILD)/tests/test_config: $(BUILD)/interposer/config.o
 $(BUILD)/tests/test_inflight: $(BUILD)/interposer/inflight.o
@@ -248,5 +249,5 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(BUILD)/nucatrace.d $(BUILD)/usage.d $(UNIT_BIN:=.d) $(PIC_CORE:.o=.d) $(PIC_SO:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_IPOSER_OBJ:.o=.d) $(BUILD)/nucatrace.d $(BUILD)/usage.d $(UNIT_BIN:=.d) $(PIC_CORE:.o=.d) $(PIC_SO:.o=.d)
 

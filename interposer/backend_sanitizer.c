@@ -192,18 +192,12 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
  * the graph's node launches.  The reason, or NULL. */
 static const char *captured(const struct nt_san_launch_data *d)
 {
-	static struct nt_cuda cu;
-	static int loaded = -1;
+	const struct nt_cuda *cu = nt_san_cuda();
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 
-	pthread_mutex_lock(&nt_san.lock);
-	/* The driver is up by now: a launch is being made. */
-	if (loaded < 0)
-		loaded = nt_cuda_load(&cu, NULL) == 0;
-	pthread_mutex_unlock(&nt_san.lock);
-	if (!loaded)
+	if (!cu)
 		return "cannot ask the driver whether the stream is capturing";
-	if (cu.cuStreamIsCapturing(d->stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+	if (cu->cuStreamIsCapturing(d->stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return "launch captured into a graph (its replays are traced as graph launches)";
 	return NULL;
 }

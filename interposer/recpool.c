@@ -6,14 +6,13 @@
 
 struct slab {
 	struct nt_recslab_mem mem;
-	uint32_t units;
+	uint32_t units;			/* 0: an empty place */
 	uint32_t used;			/* units in runs */
 	uint32_t rover;			/* where the next search starts */
 	unsigned char *taken;		/* [units] */
 };
 
 struct nt_recpool {
-	struct nt_recpool_ops ops;
 	uint32_t first_units, max_units;
 	uint64_t units;			/* in all slabs */
 	uint64_t grown;
@@ -28,14 +27,12 @@ static uint32_t units_of(uint64_t slots)
 	return u > UINT32_MAX / NT_RECPOOL_UNIT ? UINT32_MAX / NT_RECPOOL_UNIT : (uint32_t)u;
 }
 
-struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots,
-				  const struct nt_recpool_ops *ops)
+struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots)
 {
 	struct nt_recpool *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->ops = *ops;
 	p->first_units = units_of(first_slots ? first_slots : 1);
 	p->max_units = units_of(max_slots);
 	if (p->max_units < p->first_units)
@@ -44,9 +41,9 @@ struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots,
 }
 
 /* A run of n free units in s, next-fit from its rover: the first unit, or -1. */
-static int64_t find_run(struct slab *s, uint32_t n)
+static int64_t find_run(const struct slab *s, uint32_t n)
 {
-	uint32_t run = 0;
+	uint32_t run;
 
 	if (s->units - s->used < n)
 		return -1;
@@ -84,17 +81,17 @@ static void fill(struct nt_recpool *p, int k, uint32_t unit, uint32_t units, uin
 	run->desc = s->mem.desc + unit;
 }
 
-/* Give back empty slabs (but the first) until `need` more units fit
- * under the cap; 1 when they do.  A slab given back keeps its place
- * (runs in use name slabs by index), empty, for grow() to fill again. */
-static int make_room(struct nt_recpool *p, uint32_t need)
+/* Take empty slabs (but the first) out, into g for the caller to free,
+ * until `need` more units fit under the cap; 1 when they do.  A slab
+ * taken out keeps its place, empty (runs in use name slabs by index). */
+static int make_room(struct nt_recpool *p, uint32_t need, struct nt_recpool_grow *g)
 {
 	for (int k = p->n_slabs - 1; k > 0 && p->units + need > p->max_units; k--) {
 		struct slab *s = &p->slabs[k];
 
-		if (s->used || !s->units)
+		if (s->used || !s->units || g->n_freed == NT_RECPOOL_MAX_FREED)
 			continue;
-		p->ops.release(p->ops.arg, &s->mem);
+		g->freed[g->n_freed++] = s->mem;
 		free(s->taken);
 		p->units -= s->units;
 		memset(s, 0, sizeof(*s));
@@ -102,71 +99,67 @@ static int make_room(struct nt_recpool *p, uint32_t need)
 	return p->units + need <= p->max_units;
 }
 
-/* A new slab of at least `need` units: its index, or -1 with *st set. */
-static int grow(struct nt_recpool *p, uint32_t need, enum nt_recpool_status *st)
-{
-	uint64_t want = p->first_units, room;
-	struct slab *s;
-	int k;
-
-	if (p->units > want)
-		want = p->units;	/* doubling */
-	if (want < need)
-		want = need;
-	if (p->max_units - p->units < need && !make_room(p, need)) {
-		*st = NT_RECPOOL_FULL;
-		return -1;
-	}
-	room = p->max_units - p->units;
-	for (k = 0; k < p->n_slabs && p->slabs[k].units; k++)
-		;	/* an entry given back by make_room(), else a new one */
-	if (k == p->n_slabs) {
-		struct slab *more = realloc(p->slabs, (size_t)(p->n_slabs + 1) * sizeof(*more));
-
-		if (!more) {
-			*st = NT_RECPOOL_NO_MEMORY;
-			return -1;
-		}
-		p->slabs = more;
-		memset(&p->slabs[k], 0, sizeof(*s));
-	}
-	s = &p->slabs[k];
-	s->units = (uint32_t)(want < room ? want : room);
-	if (!(s->taken = calloc(s->units, 1)) ||
-	    p->ops.alloc(p->ops.arg, s->units * NT_RECPOOL_UNIT, &s->mem)) {
-		free(s->taken);
-		memset(s, 0, sizeof(*s));
-		*st = NT_RECPOOL_NO_MEMORY;
-		return -1;
-	}
-	if (k == p->n_slabs)
-		p->n_slabs++;
-	p->units += s->units;
-	p->grown++;
-	return k;
-}
-
-enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run)
+enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run,
+				       struct nt_recpool_grow *g)
 {
 	uint32_t need = units_of(blocks ? blocks : 1);
-	enum nt_recpool_status st = NT_RECPOOL_OK;
+	uint64_t want = p->first_units;
 	int64_t unit;
-	int k;
 
+	g->n_freed = 0;
+	g->slots = 0;
 	if (need > p->max_units)
 		return NT_RECPOOL_TOO_BIG;
 	/* the slab that served last first, then the others */
 	for (int i = 0; i < p->n_slabs; i++) {
-		k = (p->last + i) % p->n_slabs;
+		int k = (p->last + i) % p->n_slabs;
+
 		if ((unit = find_run(&p->slabs[k], need)) >= 0) {
 			fill(p, k, (uint32_t)unit, need, blocks, run);
 			return NT_RECPOOL_OK;
 		}
 	}
-	if ((k = grow(p, need, &st)) < 0)
-		return st;
-	fill(p, k, 0, need, blocks, run);
-	return NT_RECPOOL_OK;
+	if (p->max_units - p->units < need && !make_room(p, need, g))
+		return g->n_freed ? NT_RECPOOL_GROW : NT_RECPOOL_FULL;
+	if (p->units > want)
+		want = p->units;	/* doubling */
+	if (want < need)
+		want = need;
+	if (want > p->max_units - p->units)
+		want = p->max_units - p->units;
+	g->slots = (uint32_t)want * NT_RECPOOL_UNIT;
+	return NT_RECPOOL_GROW;
+}
+
+int nt_recpool_add(struct nt_recpool *p, uint32_t slots, const struct nt_recslab_mem *mem)
+{
+	uint32_t units = slots / NT_RECPOOL_UNIT;
+	struct slab *s;
+	int k;
+
+	if (!units || units > p->max_units - p->units)
+		return -1;
+	for (k = 0; k < p->n_slabs && p->slabs[k].units; k++)
+		;	/* a place make_room() emptied, else a new one */
+	if (k == p->n_slabs) {
+		struct slab *more = realloc(p->slabs, (size_t)(p->n_slabs + 1) * sizeof(*more));
+
+		if (!more)
+			return -1;
+		p->slabs = more;
+		memset(&p->slabs[k], 0, sizeof(*s));
+	}
+	s = &p->slabs[k];
+	if (!(s->taken = calloc(units, 1)))
+		return -1;
+	s->units = units;
+	s->mem = *mem;
+	if (k == p->n_slabs)
+		p->n_slabs++;
+	p->units += units;
+	p->grown++;
+	p->last = k;
+	return 0;
 }
 
 void nt_recpool_give(struct nt_recpool *p, const struct nt_recrun *run)
@@ -183,22 +176,21 @@ void nt_recpool_give(struct nt_recpool *p, const struct nt_recrun *run)
 void nt_recpool_stats(const struct nt_recpool *p, struct nt_recpool_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->slabs = p->n_slabs;
 	out->grown = p->grown;
 	for (int k = 0; k < p->n_slabs; k++) {
-		out->slabs -= !p->slabs[k].units;
+		out->slabs += !!p->slabs[k].units;
 		out->slots += (uint64_t)p->slabs[k].units * NT_RECPOOL_UNIT;
 		out->used += (uint64_t)p->slabs[k].used * NT_RECPOOL_UNIT;
 	}
 }
 
-void nt_recpool_free(struct nt_recpool *p)
+void nt_recpool_free(struct nt_recpool *p, void (*release)(void *arg, struct nt_recslab_mem *mem), void *arg)
 {
 	if (!p)
 		return;
 	for (int k = 0; k < p->n_slabs; k++) {
 		if (p->slabs[k].units)
-			p->ops.release(p->ops.arg, &p->slabs[k].mem);
+			release(arg, &p->slabs[k].mem);
 		free(p->slabs[k].taken);
 	}
 	free(p->slabs);

@@ -14,13 +14,16 @@
  * ended, so launches that finish in the order they started reuse memory
  * like a ring.
  *
- * The first slab is made by the first take().  When no slab has room,
- * a new one is made, of the first slab's size or the run's if larger, or
- * of all slots made so far (doubling), as long as the total stays within
- * max_slots; at the cap, empty slabs are given back first when that
- * makes room.  take() says NT_RECPOOL_FULL when the run does not fit now
- * but would once launches give theirs back (the caller may wait), and
- * NT_RECPOOL_TOO_BIG when it never can.
+ * The pool never allocates: when no slab has room, take() says
+ * NT_RECPOOL_GROW with the size of slab to make (the first slab's size or
+ * the run's if larger, or all slots made so far: doubling, within
+ * max_slots), and at the cap it first takes empty slabs out for the
+ * caller to free; the caller makes the slab with no lock held (making
+ * one waits for the GPU, and a callback of another thread may hold what
+ * the driver needs) and hands it over with nt_recpool_add().  take() says
+ * NT_RECPOOL_FULL when the run does not fit now but would once launches
+ * give theirs back (the caller may wait), and NT_RECPOOL_TOO_BIG when it
+ * never can.
  *
  * Not thread-safe: the caller holds its lock around every call.
  */
@@ -39,12 +42,13 @@ struct nt_recslab_mem {
 	struct nt_launch_desc *desc;	/* [slots / NT_RECPOOL_UNIT] */
 };
 
-struct nt_recpool_ops {
-	/* Make a slab of `slots` slots (a multiple of NT_RECPOOL_UNIT);
-	 * 0, or -1 when the memory cannot be had. */
-	int (*alloc)(void *arg, uint32_t slots, struct nt_recslab_mem *mem);
-	void (*release)(void *arg, struct nt_recslab_mem *mem);
-	void *arg;
+/* What a caller must do for NT_RECPOOL_GROW: free these slabs, make one
+ * of `slots` slots (a multiple of NT_RECPOOL_UNIT), add it, take again. */
+#define NT_RECPOOL_MAX_FREED 8
+struct nt_recpool_grow {
+	uint32_t slots;
+	int n_freed;
+	struct nt_recslab_mem freed[NT_RECPOOL_MAX_FREED];
 };
 
 /* A launch's share. */
@@ -59,9 +63,10 @@ struct nt_recrun {
 
 enum nt_recpool_status {
 	NT_RECPOOL_OK = 0,
+	NT_RECPOOL_GROW,	/* make a slab (struct nt_recpool_grow) and take again */
 	NT_RECPOOL_FULL,	/* no room now: retry after runs come back */
 	NT_RECPOOL_TOO_BIG,	/* more blocks than max_slots */
-	NT_RECPOOL_NO_MEMORY,	/* the ops could not make a slab under the cap */
+	NT_RECPOOL_NO_MEMORY,	/* out of host memory for the bookkeeping */
 };
 
 struct nt_recpool_stats {
@@ -73,13 +78,17 @@ struct nt_recpool_stats {
 struct nt_recpool;
 
 /* first_slots and max_slots are rounded up to whole units; NULL when out
- * of memory.  Allocates nothing of the ops' yet. */
-struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots,
-				  const struct nt_recpool_ops *ops);
-enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run);
+ * of memory. */
+struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots);
+enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run,
+				       struct nt_recpool_grow *grow);
+/* A slab made for NT_RECPOOL_GROW: 0, or -1 when it no longer fits under
+ * the cap (another caller grew the pool meanwhile): free it. */
+int nt_recpool_add(struct nt_recpool *p, uint32_t slots, const struct nt_recslab_mem *mem);
 void nt_recpool_give(struct nt_recpool *p, const struct nt_recrun *run);
 void nt_recpool_stats(const struct nt_recpool *p, struct nt_recpool_stats *out);
-/* Gives every slab back through the ops: no run may be in use on the GPU. */
-void nt_recpool_free(struct nt_recpool *p);
+/* Free the pool; each slab's memory goes to release(arg, mem) (no run
+ * may be in use on the GPU). */
+void nt_recpool_free(struct nt_recpool *p, void (*release)(void *arg, struct nt_recslab_mem *mem), void *arg);
 
 #endif

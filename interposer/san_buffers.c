@@ -24,7 +24,6 @@
 struct ctx_buf {
 	CUcontext ctx;
 	struct nt_recpool *pool;
-	nt_san_stream stream;		/* where a new slab is zeroed */
 	int dead;			/* the context is gone: runs come back to nothing */
 	UT_hash_handle hh;
 };
@@ -40,41 +39,41 @@ static unsigned last_tag;
 
 static void slab_release(void *arg, struct nt_recslab_mem *m)
 {
-	struct ctx_buf *cb = arg;
+	CUcontext ctx = arg;
 
 	if (m->rec)
-		nt_san.sanitizerFreeHost(cb->ctx, m->rec);
+		nt_san.sanitizerFreeHost(ctx, m->rec);
 	if (m->scratch)
-		nt_san.sanitizerFree(cb->ctx, m->scratch);
+		nt_san.sanitizerFree(ctx, m->scratch);
 	if (m->desc)
-		nt_san.sanitizerFree(cb->ctx, m->desc);
+		nt_san.sanitizerFree(ctx, m->desc);
 }
 
-/* A slab, zeroed: the scratch must be in place before a launch on any
- * stream uses it, so the stream that zeroes it is waited for (new slabs
- * are rare: at context creation, and doubling under load). */
-static int slab_alloc(void *arg, uint32_t slots, struct nt_recslab_mem *m)
+/* A slab, zeroed, made with no lock held: the scratch must be in place
+ * before a launch on any stream uses it, so the stream that zeroes it is
+ * waited for (new slabs are rare: at context creation, and doubling
+ * under load). */
+static int slab_alloc(CUcontext ctx, nt_san_stream stream, uint32_t slots, struct nt_recslab_mem *m)
 {
-	struct ctx_buf *cb = arg;
 	size_t scratch = (size_t)slots * sizeof(*m->scratch), rec = (size_t)slots * sizeof(*m->rec);
 	size_t desc = (size_t)slots / NT_RECPOOL_UNIT * sizeof(*m->desc);
 
 	memset(m, 0, sizeof(*m));
-	if (nt_san.sanitizerAlloc(cb->ctx, (void **)&m->scratch, scratch) ||
-	    nt_san.sanitizerAllocHost(cb->ctx, (void **)&m->rec, rec) ||
-	    nt_san.sanitizerAlloc(cb->ctx, (void **)&m->desc, desc) ||
-	    nt_san.sanitizerMemset(m->scratch, 0, scratch, cb->stream) ||
-	    nt_san.sanitizerStreamSynchronize(cb->stream)) {
-		slab_release(arg, m);
+	if (nt_san.sanitizerAlloc(ctx, (void **)&m->scratch, scratch) ||
+	    nt_san.sanitizerAllocHost(ctx, (void **)&m->rec, rec) ||
+	    nt_san.sanitizerAlloc(ctx, (void **)&m->desc, desc) ||
+	    nt_san.sanitizerMemset(m->scratch, 0, scratch, stream) ||
+	    nt_san.sanitizerStreamSynchronize(stream)) {
+		slab_release(ctx, m);
 		return -1;
 	}
 	memset(m->rec, 0, rec);
 	return 0;
 }
 
+/* With nt_san.lock held. */
 static struct ctx_buf *ctx_get(CUcontext ctx)
 {
-	struct nt_recpool_ops ops = { slab_alloc, slab_release, NULL };
 	struct ctx_buf *cb;
 
 	HASH_FIND_PTR(contexts, &ctx, cb);
@@ -83,8 +82,7 @@ static struct ctx_buf *ctx_get(CUcontext ctx)
 	if (!(cb = calloc(1, sizeof(*cb))))
 		return NULL;
 	cb->ctx = ctx;
-	ops.arg = cb;
-	if (!(cb->pool = nt_recpool_new(nt_san.cfg.buffer_blocks, nt_san.cfg.buffer_max, &ops))) {
+	if (!(cb->pool = nt_recpool_new(nt_san.cfg.buffer_blocks, nt_san.cfg.buffer_max))) {
 		free(cb);
 		return NULL;
 	}
@@ -92,23 +90,54 @@ static struct ctx_buf *ctx_get(CUcontext ctx)
 	return cb;
 }
 
+/* A run of `blocks` in ctx's pool, growing it as it asks, every
+ * allocation outside nt_san.lock. */
+static enum nt_recpool_status take_run(CUcontext ctx, nt_san_stream stream, uint32_t blocks,
+				       struct nt_san_hold *h)
+{
+	enum nt_recpool_status st;
+	struct nt_recpool_grow g;
+
+	for (;;) {
+		struct nt_recslab_mem mem;
+
+		pthread_mutex_lock(&nt_san.lock);
+		h->cb = ctx_get(ctx);
+		st = h->cb ? nt_recpool_take(h->cb->pool, blocks, &h->run, &g) : NT_RECPOOL_NO_MEMORY;
+		if (st == NT_RECPOOL_OK && !(h->tag = ++last_tag))
+			h->tag = last_tag = 1;
+		pthread_mutex_unlock(&nt_san.lock);
+		if (st != NT_RECPOOL_GROW)
+			return st;
+		for (int i = 0; i < g.n_freed; i++)
+			slab_release(ctx, &g.freed[i]);
+		if (!g.slots)
+			continue;
+		if (slab_alloc(ctx, stream, g.slots, &mem))
+			return NT_RECPOOL_NO_MEMORY;
+		pthread_mutex_lock(&nt_san.lock);
+		st = h->cb->dead || nt_recpool_add(h->cb->pool, g.slots, &mem) ? NT_RECPOOL_FULL : NT_RECPOOL_OK;
+		pthread_mutex_unlock(&nt_san.lock);
+		if (st != NT_RECPOOL_OK)
+			slab_release(ctx, &mem);
+	}
+}
+
 void nt_san_context_created(CUcontext ctx, nt_san_stream null_stream)
 {
-	struct ctx_buf *cb;
-	struct nt_recrun run;
+	struct nt_san_hold h;
 
-	pthread_mutex_lock(&nt_san.lock);
 	/* The first slab now, while nothing of the program's is queued. */
-	if ((cb = ctx_get(ctx))) {
-		cb->stream = null_stream;
-		if (nt_recpool_take(cb->pool, 1, &run) == NT_RECPOOL_OK)
-			nt_recpool_give(cb->pool, &run);
+	if (take_run(ctx, null_stream, 1, &h) == NT_RECPOOL_OK) {
+		pthread_mutex_lock(&nt_san.lock);
+		nt_recpool_give(h.cb->pool, &h.run);
+		pthread_mutex_unlock(&nt_san.lock);
 	}
-	pthread_mutex_unlock(&nt_san.lock);
 }
 
 void nt_san_context_destroyed(CUcontext ctx)
 {
+	struct nt_recpool *pool = NULL;
 	struct ctx_buf *cb;
 
 	nt_collector_flush_context((uint64_t)(uintptr_t)ctx);
@@ -116,13 +145,14 @@ void nt_san_context_destroyed(CUcontext ctx)
 	HASH_FIND_PTR(contexts, &ctx, cb);
 	if (cb) {
 		HASH_DEL(contexts, cb);
-		nt_recpool_free(cb->pool);
+		pool = cb->pool;
 		cb->pool = NULL;
 		/* The struct stays: a launch the collector gives up on later
 		 * still calls release() on it. */
 		cb->dead = 1;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
+	nt_recpool_free(pool, slab_release, ctx);
 }
 
 static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint32_t threads,
@@ -141,30 +171,16 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,
 				uint32_t grid_x, uint32_t grid_y, const char **why)
 {
-	double deadline = nt_now_s() + nt_san.cfg.wait_s;
+	double deadline = nt_now_s() + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
 	enum nt_recpool_status st;
 	struct nt_launch_desc desc;
-	double left;
 
 	if (!h) {
 		*why = "out of memory";
 		return NULL;
 	}
-	for (;;) {
-		pthread_mutex_lock(&nt_san.lock);
-		h->cb = ctx_get(ctx);
-		if (!h->cb) {
-			st = NT_RECPOOL_NO_MEMORY;
-		} else {
-			h->cb->stream = stream;
-			st = nt_recpool_take(h->cb->pool, blocks, &h->run);
-			if (st == NT_RECPOOL_OK && !(h->tag = ++last_tag))
-				h->tag = last_tag = 1;
-		}
-		pthread_mutex_unlock(&nt_san.lock);
-		if (st != NT_RECPOOL_FULL)
-			break;
+	while ((st = take_run(ctx, stream, blocks, h)) == NT_RECPOOL_FULL) {
 		left = deadline - nt_now_s();
 		if (left <= 0) {
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
@@ -177,7 +193,7 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t bl
 	}
 	if (st == NT_RECPOOL_TOO_BIG) {
 		*why = "grid larger than all record buffers together (NUCATRACE_BUFFER_MAX)";
-	} else if (st == NT_RECPOOL_NO_MEMORY) {
+	} else if (st != NT_RECPOOL_OK) {
 		nt_warn("cannot allocate block record buffers; launches that need more are dropped");
 		*why = "cannot allocate block record buffers";
 	} else {

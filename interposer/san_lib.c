@@ -1,6 +1,8 @@
 /* The Compute Sanitizer library, loaded at run time (san.h). */
 #include "san.h"
 
+#include "gpu/cudrv.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,4 +65,19 @@ int nt_san_load(struct nt_err *err)
 #include "sanitizer.def"
 #undef NT_SAN
 	return 0;
+}
+
+static struct nt_cuda cu;
+static int cu_loaded;
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+
+static void load_cuda(void)
+{
+	cu_loaded = nt_cuda_load(&cu, NULL) == 0;
+}
+
+const struct nt_cuda *nt_san_cuda(void)
+{
+	pthread_once(&cu_once, load_cuda);
+	return cu_loaded ? &cu : NULL;
 }

@@ -80,21 +80,24 @@ int nt_san_any_patched(void)
 	return n_patched > 0;
 }
 
-/* The patches are added to a context once, at the first patching in it. */
+/* The patches are added to a context once, at the first patching in it
+ * (with `patching` held, not nt_san.lock: the sanitizer is called). */
 static nt_san_result add_patches(CUcontext ctx)
 {
 	struct ctx_patches *cp;
 	nt_san_result r;
 
+	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(contexts, &ctx, cp);
-	if (cp && cp->added)
-		return NT_SAN_SUCCESS;
-	if (!cp) {
-		if (!(cp = calloc(1, sizeof(*cp))))
-			return NT_SAN_ERROR_NOT_INITIALIZED;
+	if (!cp && (cp = calloc(1, sizeof(*cp)))) {
 		cp->ctx = ctx;
 		HASH_ADD_PTR(contexts, ctx, cp);
 	}
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!cp)
+		return NT_SAN_ERROR_NOT_INITIALIZED;
+	if (cp->added)
+		return NT_SAN_SUCCESS;
 	if (!(r = nt_san.sanitizerAddPatches(nt_patch_fatbin, ctx)))
 		cp->added = 1;
 	return r;
@@ -122,9 +125,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 		return r ? -1 : 0;
 	}
 	t0 = nt_now_s();
-	pthread_mutex_lock(&nt_san.lock);
 	r = add_patches(copy.ctx);
-	pthread_mutex_unlock(&nt_san.lock);
 	if (!r && !copy.instructions &&
 	    !(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
 		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");

@@ -42,8 +42,8 @@ struct timing {
 };
 
 static struct want *wants;
-static struct nt_cuda cu;
-static int cu_state;		/* 0 not tried, 1 loaded, -1 no native timing */
+static const struct nt_cuda *cu;
+static int off;			/* native timing failed once: no more */
 
 static _Thread_local struct {
 	struct timing *t;
@@ -76,12 +76,12 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 static int poll(void *cookie, int64_t *ns)
 {
 	struct timing *t = cookie;
-	CUresult r = cu.cuEventQuery(t->after);
+	CUresult r = cu->cuEventQuery(t->after);
 	float ms;
 
 	if (r == CUDA_ERROR_NOT_READY)
 		return 0;
-	if (r || cu.cuEventElapsedTime(&ms, t->before, t->after))
+	if (r || cu->cuEventElapsedTime(&ms, t->before, t->after))
 		return -1;
 	*ns = (int64_t)(ms * 1e6);
 	t->ok = 1;
@@ -96,8 +96,8 @@ static void done(void *cookie)
 	t->w->pending--;
 	t->w->got += t->ok;
 	pthread_mutex_unlock(&nt_san.lock);
-	cu.cuEventDestroy(t->before);
-	cu.cuEventDestroy(t->after);
+	cu->cuEventDestroy(t->before);
+	cu->cuEventDestroy(t->after);
 	free(t->kernel);
 	free(t);
 }
@@ -106,9 +106,9 @@ static void give_up(struct timing *t, struct want *w)
 {
 	if (t) {
 		if (t->before)
-			cu.cuEventDestroy(t->before);
+			cu->cuEventDestroy(t->before);
 		if (t->after)
-			cu.cuEventDestroy(t->after);
+			cu->cuEventDestroy(t->after);
 		free(t->kernel);
 		free(t);
 	}
@@ -122,13 +122,12 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	struct config_key k;
 	struct timing *t;
 	struct want *w;
-	struct nt_err err;
 
 	if (cur.t) {	/* the last launch of this thread never ended */
 		give_up(cur.t, cur.t->w);
 		cur.t = NULL;
 	}
-	if (cu_state < 0 || !wants)
+	if (off || !wants)
 		return 0;
 	key_of(l, f, &k);
 	pthread_mutex_lock(&nt_san.lock);
@@ -137,20 +136,19 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 		w->pending++;
 	else
 		w = NULL;
-	if (w && !cu_state)
-		cu_state = nt_cuda_load(&cu, &err) ? -1 : 1;
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!w)
 		return 0;
-	if (cu_state < 0) {
+	if (!(cu = nt_san_cuda())) {
+		off = 1;
 		give_up(NULL, w);
 		return 0;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->kernel = strdup(l->kernel)) || cu.cuEventCreate(&t->before, CU_EVENT_DEFAULT) || cu.cuEventCreate(&t->after, CU_EVENT_DEFAULT) ||
-	    cu.cuEventRecord(t->before, stream)) {
+	if (!t || !(t->kernel = strdup(l->kernel)) || cu->cuEventCreate(&t->before, CU_EVENT_DEFAULT) || cu->cuEventCreate(&t->after, CU_EVENT_DEFAULT) ||
+	    cu->cuEventRecord(t->before, stream)) {
 		nt_warn("cannot time untraced launches with events; the trace has no native times");
-		cu_state = -1;
+		off = 1;
 		give_up(t, w);
 		return 0;
 	}
@@ -169,6 +167,6 @@ void nt_san_native_end(CUstream stream)
 	if (!t)
 		return;
 	cur.t = NULL;
-	if (cu.cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
+	if (cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
 		give_up(t, t->w);
 }

@@ -368,7 +368,7 @@ void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 			nt_warn("%s", err.msg);
 	}
 	if (f && (s->t || s->n_dropped)) {
-		struct nt_summary sum = { .backend = s->backend, .run = run, .traced = s->n_traced,
+		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling, .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
 					  .native = s->n_native,
 					  .missing_maps = nt_devices_missing_maps(s->devices),

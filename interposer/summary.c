@@ -59,6 +59,9 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 		fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
 			   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->traced,
 			run->launches, s->blocks, s->dropped);
+		if (!run->sampling.windows && run->launches)
+			fprintf(f, "nucatrace: no sampling window opened in %" PRIu64 " launches (policy %s); "
+				   "for a short program use --sample all or first=N\n", run->launches, s->sampling);
 		if (run->sampling.windows)
 			fprintf(f, "nucatrace: %" PRId64 " sampling window%s, %" PRId64 " launches in them, "
 				   "%.3f s; %" PRIu64 " module patches (%.3f s), %" PRIu64

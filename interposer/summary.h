@@ -12,7 +12,7 @@
 #include "sink.h"
 
 struct nt_summary {
-	const char *backend;
+	const char *backend, *sampling;
 	const struct nt_run_counts *run;
 	uint64_t traced, blocks, dropped, native;
 	const struct nt_sink_kernel *const *kernels;

@@ -20,6 +20,8 @@ struct kernel_count {
 	UT_hash_handle hh;
 	int64_t seen;		/* launches so far */
 	int match;		/* passes the match= filter (decided at first sight) */
+	int64_t window;		/* the window it was last traced in */
+	int quota;		/* ... then with first= launches still to trace */
 	char name[];		/* mangled */
 };
 
@@ -39,6 +41,7 @@ struct nt_sampling {
 	/* the window */
 	int open;
 	int64_t in_window, since_traced;
+	int64_t quota_kernels;		/* traced in the window, first= not done */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
 };
 
@@ -288,6 +291,35 @@ int nt_sampling_exhausted(const struct nt_sampling *s)
 	return s->none || (s->max && s->traced >= s->max);
 }
 
+/* Without window=, is the open window done?  After idle= launches with
+ * none traced; or, when only first=/every= pick launches, as soon as a
+ * launch is not picked while no kernel traced in the window still has
+ * first= launches to come: the next pick (every=) is far, and until then
+ * patched code would only cost. */
+static int window_done(const struct nt_sampling *s, int picked)
+{
+	if (s->since_traced >= idle_limit(s) || nt_sampling_exhausted(s))
+		return 1;
+	return !s->window && !s->all && !picked && !s->quota_kernels;
+}
+
+/* A traced launch of k (counted) in the open window. */
+static void note_traced(struct nt_sampling *s, struct kernel_count *k)
+{
+	int left = s->first && k->seen < s->first;
+
+	s->traced++;
+	s->since_traced = 0;
+	if (k->window != s->windows) {
+		k->window = s->windows;
+		k->quota = left;
+		s->quota_kernels += left;
+	} else if (k->quota && !left) {
+		k->quota = 0;
+		s->quota_kernels--;
+	}
+}
+
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now)
 {
 	struct kernel_count *k;
@@ -300,13 +332,16 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		s->t0 = now;
 	}
 	s->launches++;
-	close = s->open && ((s->window && s->in_window >= s->window) || s->since_traced >= idle_limit(s) ||
-			    nt_sampling_exhausted(s));
-	if (!(k = kernel(s, mangled, demangled)))
+	if (!(k = kernel(s, mangled, demangled))) {
+		close = s->open && window_done(s, 0);
 		goto out;
+	}
 	selectable = k->match && (!s->max || s->traced < s->max);
-	if ((!s->open || close) && selectable && s->launches > s->skip && picks(s, k) &&
-	    budget_allows(s, now, close ? now - s->opened_at : 0)) {
+	pick = selectable && picks(s, k);
+	close = s->open && ((s->window && s->in_window >= s->window) || window_done(s, pick));
+	if ((!s->open || close) && pick && s->launches > s->skip &&
+	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
+	    (!s->window || s->budget || !s->windows)) {
 		/* a new window; right after the last one, it goes on from it:
 		 * the modules stay patched */
 		if (!close) {
@@ -316,6 +351,7 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		close = 0;
 		s->in_window = 0;
 		s->since_traced = 0;
+		s->quota_kernels = 0;
 		s->windows++;
 	}
 	if (!s->open || close) {
@@ -326,12 +362,10 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 	}
 	s->in_window++;
 	s->in_windows++;
-	pick = k->match && picks(s, k);
 	if (k->match)
 		k->seen++;
-	if (pick && selectable) {
-		s->traced++;
-		s->since_traced = 0;
+	if (pick) {
+		note_traced(s, k);
 		return NT_SAMPLE_TRACE;
 	}
 	s->since_traced++;

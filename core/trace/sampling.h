@@ -27,9 +27,10 @@
  *
  * and when (the windows):
  *
- *   window=N   windows of N consecutive launches (of every kernel); the
- *              per-kernel counts of first= and every= then count only
- *              launches inside windows
+ *   window=N   windows of N consecutive launches (of every kernel); one
+ *              window, unless budget= allows more; the per-kernel counts
+ *              of first= and every= then count only launches inside
+ *              windows
  *   skip=N     no window opens during the first N launches (warm-up)
  *   idle=N     a window also closes after N launches in a row with none
  *              traced (default NT_SAMPLING_IDLE), and at once when max= is
@@ -48,11 +49,16 @@
  *
  * Without window=, windows follow the selected launches: one opens at a
  * launch the terms select (once skip= and budget= allow it) and closes
- * after idle= launches with none selected, and first= and every= count
- * every launch of the kernel, inside windows or not, as they always did.
+ * after idle= launches with none selected, or at the first launch not
+ * selected once no kernel traced in it has first= launches to come (only
+ * all keeps a window open through launches it does not select); first=
+ * and every= count every launch of the kernel, inside windows or not.
  *
- * NT_SAMPLING_DEFAULT is what a long training job wants: see docs/interposer.md
- * for the measured trade-off.
+ * NT_SAMPLING_DEFAULT, one window of 1,000 consecutive launches after the
+ * first 1,000 (past warm-up), and more as the run goes on, taking at most
+ * 1% of its time, is what a long training job wants: every kernel of a
+ * step, whole steps, at a bounded cost.  docs/interposer.md has the
+ * measured trade-offs of this and the per-kernel policies.
  *
  * Lifecycle: nt_sampling_parse() -> nt_sampling_decide() per launch
  * (with nt_sampling_window_done() after each close) -> nt_sampling_free().
@@ -65,7 +71,7 @@
 
 #include "util/err.h"
 
-#define NT_SAMPLING_DEFAULT "first=8,every=1000"
+#define NT_SAMPLING_DEFAULT "all,window=1000,skip=1000,budget=1"
 #define NT_SAMPLING_IDLE 256
 
 /* nt_sampling_decide()'s answer, a bit set. */

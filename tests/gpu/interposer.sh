@@ -89,7 +89,8 @@ T=tests/gpu/progs/torch_train.py
 check pytorch-cuda-graphs with_opts '^step [0-9]+ loss' 1 traced torchgraphs all 1 python3 $T --graphs --steps 10
 # The training loop (transformer LM + conv net, bf16, AdamW): the default
 # sampling windows, and every launch of it.
-check train-default with_opts '^step [0-9]+ loss' '' traced train-default first=8,every=1000 1 python3 $T --steps 30
+check train-default with_opts '^step [0-9]+ loss' '' traced train-default all,window=1000,skip=1000,budget=1 1 python3 $T --steps 30
+check train-per-kernel with_opts '^step [0-9]+ loss' '' traced train-first first=8,every=1000 1 python3 $T --steps 30
 check train-all with_opts '^step [0-9]+ loss' 1 traced train-all all 1 python3 $T --steps 10
 # A STREAM triad of 262,144 blocks per launch.
 check triad-default with_opts '^checksum' '' traced triad-default first=8,every=1000 1 "$B/tests/gpu/triad" 100

@@ -82,8 +82,8 @@ static void test_every(void **state)
 static void test_first_and_every(void **state)
 {
 	(void)state;
-	/* the default: union of both */
-	check(NULL, "first=8,every=1000", 1, 10, "1111111100", 8);
+	/* union of both */
+	check("first=8,every=1000", "first=8,every=1000", 1, 10, "1111111100", 8);
 	check("every=4,first=2", "first=2,every=4", 1, 10, "1100100010", 4);
 	check(" first=2 , every=4 ", "first=2,every=4", 1, 10, "1100100010", 4);
 }
@@ -154,10 +154,11 @@ static void test_per_kernel_counts(void **state)
 
 	(void)state;
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(nt_sampling_decide(s, "_Z4busyv", NULL, 0.0), i < 2);
+		assert_int_equal(nt_sampling_decide(s, "_Z4busyv", NULL, 0.0),
+				 i < 2 ? NT_SAMPLE_TRACE : i == 2 ? NT_SAMPLE_CLOSE : 0);
 	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL, 0.0), 1);
 	assert_int_equal(nt_sampling_decide(s, "_Z4latev", "late()", 0.0), 1);
-	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL, 0.0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z4latev", NULL, 0.0), NT_SAMPLE_CLOSE);
 	for (int i = 0; i < 1000; i++) {	/* many distinct kernels */
 		char name[32];
 
@@ -169,7 +170,37 @@ static void test_per_kernel_counts(void **state)
 
 static void refused(const char *policy, const char *want);
 
-/* Windows of window=N launches: first/every count inside them only. */
+/* The default policy: one window of 1000 launches after 1000, more as
+ * the 1% budget allows. */
+static void test_default(void **state)
+{
+	struct nt_sampling *s = parse_ok(NULL);
+	int traced = 0, closes = 0;
+
+	(void)state;
+	assert_string_equal(nt_sampling_string(s), NT_SAMPLING_DEFAULT);
+	assert_string_equal(nt_sampling_string(s), "all,window=1000,skip=1000,budget=1");
+	/* 10 us a launch: the window of 1000 launches takes 10 ms, so the next
+	 * may open once the run is 1 s old */
+	for (int i = 0; i < 200000; i++) {
+		int d = nt_sampling_decide(s, i % 3 ? "_Z1av" : "_Z1bv", NULL, i * 1e-5);
+
+		traced += d & NT_SAMPLE_TRACE;
+		closes += !!(d & NT_SAMPLE_CLOSE);
+		if (d & NT_SAMPLE_CLOSE)
+			nt_sampling_window_done(s, i * 1e-5);
+		if (i < 1000 || (i >= 2000 && i < 100000))
+			assert_int_equal(d & NT_SAMPLE_TRACE, 0);
+		if (i >= 1000 && i < 2000)
+			assert_int_equal(d, NT_SAMPLE_TRACE);
+	}
+	assert_int_equal(traced, 2000);	/* at 1000 and at 100000 */
+	assert_int_equal(closes, 2);
+	nt_sampling_free(s);
+}
+
+/* Windows of window=N launches: one, or more as budget= allows; first/every
+ * count inside them only. */
 static void test_windows(void **state)
 {
 	struct nt_sampling_stats st;
@@ -178,9 +209,9 @@ static void test_windows(void **state)
 	int d;
 
 	(void)state;
-	check("window=4", "all,window=4", 1, 10, "1111111111", 10);	/* back to back */
-	s = parse_ok("window=3,skip=2");
-	assert_string_equal(nt_sampling_string(s), "all,window=3,skip=2");
+	check("window=4", "all,window=4", 1, 10, "1111000000", 4);	/* one window */
+	s = parse_ok("window=3,skip=2,budget=100");
+	assert_string_equal(nt_sampling_string(s), "all,window=3,skip=2,budget=100");
 	for (int i = 0; i < 10; i++) {
 		d = nt_sampling_decide(s, "_Z1av", NULL, i);
 		got[i] = (char)('0' + d);
@@ -202,16 +233,16 @@ static void test_windows(void **state)
 		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	/* the window is over and a's first two are used: nothing opens */
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);	/* one window only */
 	nt_sampling_free(s);
 }
 
-/* Without window=, a window closes after idle= launches with none
- * traced, and opens again at the next selected launch; what is traced is
- * what the per-kernel terms select, as without windows. */
+/* Without window=, a window closes at the first launch not picked when
+ * no kernel traced in it has first= launches to come (every=K: one launch
+ * a window); while one has, or under `all`, after idle= launches with none
+ * traced.  What is traced is what the per-kernel terms select, as without
+ * windows. */
 static void test_idle(void **state)
 {
 	struct nt_sampling *s = parse_ok("every=5,idle=2");
@@ -225,16 +256,28 @@ static void test_idle(void **state)
 		got[i] = (char)('0' + d);
 	}
 	got[12] = '\0';
-	/* traced at 0, 5, 10; closed at the third launch after each */
-	assert_string_equal(got, "100201002010");
+	/* traced at 0, 5, 10; closed at the launch after each */
+	assert_string_equal(got, "120001200012");
 	nt_sampling_free(s);
-	/* the default idle limit */
-	s = parse_ok("first=1");
+	/* a's first=3 is not done: b's launches keep the window open up to
+	 * idle=3 of them */
+	s = parse_ok("first=3,idle=3,match=_Z1a*");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	/* a's three are done: the next launch not picked closes at once */
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+	/* the default idle limit, under all */
+	s = parse_ok("all,match=_Z1a*");
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
 	for (int i = 0; i < NT_SAMPLING_IDLE; i++)
-		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+		assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
 	nt_sampling_free(s);
 }
 
@@ -346,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_once),
 		cmocka_unit_test(test_per_kernel_counts),
+		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_budget),
