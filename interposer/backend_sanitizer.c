@@ -474,6 +474,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	pthread_atfork(NULL, NULL, child_reset);
 	if (nt_san_load(err))
 		return -1;
+	nt_san_bind_cuda();
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (another tool is attached)" : "");

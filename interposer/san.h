@@ -44,9 +44,9 @@ extern struct nt_san nt_san;
 /* san_lib.c */
 int nt_san_load(struct nt_err *err);
 const char *nt_san_error(nt_san_result r);
-/* The driver API, loaded once (the driver is up by the first launch);
- * NULL when it cannot be. */
+/* The driver API, bound once at start; NULL when it could not be. */
 struct nt_cuda;
+void nt_san_bind_cuda(void);
 const struct nt_cuda *nt_san_cuda(void);
 
 /* san_modules.c: with nt_san.lock held unless said otherwise. */

@@ -68,16 +68,16 @@ int nt_san_load(struct nt_err *err)
 }
 
 static struct nt_cuda cu;
-static int cu_loaded;
-static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+static int cu_bound;
 
-static void load_cuda(void)
+/* At start (inside cuInit): bound, not initialised again; never from a
+ * launch callback, where another thread could wait on it. */
+void nt_san_bind_cuda(void)
 {
-	cu_loaded = nt_cuda_load(&cu, NULL) == 0;
+	cu_bound = nt_cuda_bind(&cu, NULL) == 0;
 }
 
 const struct nt_cuda *nt_san_cuda(void)
 {
-	pthread_once(&cu_once, load_cuda);
-	return cu_loaded ? &cu : NULL;
+	return cu_bound ? &cu : NULL;
 }

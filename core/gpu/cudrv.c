@@ -8,10 +8,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-int nt_cuda_load(struct nt_cuda *cu, struct nt_err *err)
+int nt_cuda_bind(struct nt_cuda *cu, struct nt_err *err)
 {
 	const char *lib = getenv("NUCATRACE_LIBCUDA");
-	CUresult r;
 
 	memset(cu, 0, sizeof(*cu));
 	if (!lib || !*lib)
@@ -29,6 +28,18 @@ int nt_cuda_load(struct nt_cuda *cu, struct nt_err *err)
 	}
 #include "gpu/cudrv.def"
 #undef NT_CU
+	return 0;
+fail:
+	nt_cuda_unload(cu);
+	return -1;
+}
+
+int nt_cuda_load(struct nt_cuda *cu, struct nt_err *err)
+{
+	CUresult r;
+
+	if (nt_cuda_bind(cu, err))
+		return -1;
 	r = cu->cuInit(0);
 	if (r == CUDA_ERROR_NO_DEVICE) {
 		nt_err_set(err, "no CUDA GPU: the driver found no device");

@@ -29,6 +29,9 @@ struct nt_cuda {
 };
 
 int nt_cuda_load(struct nt_cuda *cu, struct nt_err *err);
+/* The same without cuInit(): for code that runs inside the driver of a
+ * process that initialises it (the interposer, from cuInit itself). */
+int nt_cuda_bind(struct nt_cuda *cu, struct nt_err *err);
 void nt_cuda_unload(struct nt_cuda *cu);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a result code. */
