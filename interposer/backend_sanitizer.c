@@ -50,7 +50,7 @@
 /* What this thread is doing inside the driver. */
 static _Thread_local struct {
 	int launch;		/* a plain launch between begin and end */
-	int closing;		/* ... that began while a close was under way */
+	int closing;		/* ... or graph launch, begun during a switch */
 	int native;		/* ... timed natively */
 	CUstream stream;
 	int graph;		/* a graph launch between begin and end */
@@ -128,14 +128,18 @@ static void try_close(int mine)
 	nt_collector_window_done();
 }
 
-/* Make sure mod is patched; the reason it is not, or NULL. */
+/* Make sure mod is patched (the caller's launch in flight); the reason
+ * it is not, or NULL. */
 static const char *patch(CUmodule mod)
 {
 	const char *why = NULL;
 
 	if (module_patched(mod))
 		return NULL;
+	if (!nt_inflight_try_switch(&inflight, 1))
+		return "other threads' launches were in flight: the module is patched at a launch alone";
 	nt_san_patch(mod, &why);
+	nt_inflight_closed(&inflight);
 	return why;
 }
 
@@ -282,10 +286,15 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
 		nt_inflight_want_close(&inflight);
-	if (!tl.closing)
-		try_close(1);
+	if (tl.closing) {
+		/* Another thread is switching modules: no sanitizer call now. */
+		if (flags & NT_SAMPLE_TRACE)
+			nt_collector_dropped(seq, &l, "another thread was patching or unpatching modules");
+		return;
+	}
+	try_close(1);
 	if (flags & NT_SAMPLE_TRACE) {
-		why = tl.closing ? "a sampling window was closing" : captured(d);
+		why = captured(d);
 		if (!why)
 			why = trace(d, d->hStream, &l, seq, launch_data);
 		if (why)
@@ -333,7 +342,7 @@ static void graph_end(void)
 	tl.graph_lock = 0;
 	if (!tl.graph)
 		return;
-	tl.graph = 0;
+	tl.graph = tl.closing = 0;
 	nt_inflight_leave(&inflight);
 	try_close(0);
 }
@@ -350,7 +359,8 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
 	 * thread is not traced. */
-	tl.graph_lock = !nt_inflight_enter(&inflight) && !pthread_mutex_trylock(&graph_lock);
+	tl.closing = nt_inflight_enter(&inflight);
+	tl.graph_lock = !tl.closing && !pthread_mutex_trylock(&graph_lock);
 }
 
 static void on_graph_node(const struct nt_san_graph_node_data *g)
@@ -375,8 +385,14 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
 		nt_inflight_want_close(&inflight);	/* tried once the graph is queued */
+	if (tl.closing) {
+		/* begun during another thread's switch: no sanitizer call */
+		if (flags & NT_SAMPLE_TRACE)
+			nt_collector_dropped(seq, &l, "another thread was patching or unpatching modules");
+		return;
+	}
 	if (flags & NT_SAMPLE_TRACE) {
-		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced, or a window closing";
+		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced";
 		if (!why)
 			why = trace(d, d->hApiStream ? d->hApiStream : d->hStream, &l, seq, function_data);
 		if (why)

@@ -17,19 +17,24 @@ void nt_inflight_want_close(struct nt_inflight *f)
 	__atomic_store_n(&f->pending, 1, __ATOMIC_SEQ_CST);
 }
 
-int nt_inflight_try_close(struct nt_inflight *f, int mine)
+int nt_inflight_try_switch(struct nt_inflight *f, int mine)
 {
 	int zero = 0;
 
-	if (!__atomic_load_n(&f->pending, __ATOMIC_SEQ_CST) ||
-	    !__atomic_compare_exchange_n(&f->closing, &zero, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+	if (!__atomic_compare_exchange_n(&f->closing, &zero, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return 0;
-	if (__atomic_load_n(&f->n, __ATOMIC_SEQ_CST) == mine) {
-		__atomic_store_n(&f->pending, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->n, __ATOMIC_SEQ_CST) == mine)
 		return 1;
-	}
 	__atomic_store_n(&f->closing, 0, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+int nt_inflight_try_close(struct nt_inflight *f, int mine)
+{
+	if (!__atomic_load_n(&f->pending, __ATOMIC_SEQ_CST) || !nt_inflight_try_switch(f, mine))
+		return 0;
+	__atomic_store_n(&f->pending, 0, __ATOMIC_SEQ_CST);
+	return 1;
 }
 
 void nt_inflight_closed(struct nt_inflight *f)
