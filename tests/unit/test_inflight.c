@@ -82,6 +82,15 @@ static void test_alone(void **state)
 	nt_inflight_closed(&g);
 	nt_inflight_leave(&g);
 	assert_int_equal(nt_inflight_try_close(&g, 0), 0);	/* done */
+	/* a patch: a switch with no close wanted, only while alone */
+	assert_int_equal(nt_inflight_enter(&g), 0);
+	assert_int_equal(nt_inflight_enter(&g), 0);
+	assert_int_equal(nt_inflight_try_switch(&g, 1), 0);
+	nt_inflight_leave(&g);
+	assert_int_equal(nt_inflight_try_switch(&g, 1), 1);
+	assert_int_equal(nt_inflight_try_switch(&g, 1), 0);	/* one at a time */
+	nt_inflight_closed(&g);
+	nt_inflight_leave(&g);
 }
 
 int main(void)
