@@ -38,7 +38,7 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
-DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3
+DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3 xz-utils
 
 .PHONY: deps deps-html bench-report all test test-lint test-unit test-cli test-html test-gpu bench asan install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so

@@ -57,7 +57,6 @@ export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$L
 check static-cudart traced blocks all 1 "$B/tests/gpu/blocks"
 check shared-cudart traced shared all 1 "$B/tests/gpu/blocks_shared"
 check driver-api traced drvapi all 1 "$B/tests/gpu/drvapi"
-check threads-streams traced streams all 1 "$B/tests/gpu/streams"
 check cooperative-cluster traced coop all 1 "$B/tests/gpu/coop"
 check fork-exec traced forks all 3 "$B/tests/gpu/forks"
 # with_opts SAME NODROPS FUNCTION ARGS...: one check with those settings
@@ -136,5 +135,8 @@ calibrates_first() {
 }
 check run-calibrates-first calibrates_first
 check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
+# Last: 8 threads x 4 streams hung with on-demand patching on the H200
+# (docs/results/2026-12-01-session8.md); a hang here stops nothing else.
+check threads-streams traced streams all 1 "$B/tests/gpu/streams"
 echo "interposer: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
