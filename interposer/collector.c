@@ -73,6 +73,17 @@ static struct {
 
 static void *drain_thread(void *arg);
 
+/* Take the lock if the collector takes work: 1 and locked, or 0 (not
+ * started, or stopping) and not locked. */
+static int lock_running(void)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop)
+		return 1;
+	pthread_mutex_unlock(&col.lock);
+	return 0;
+}
+
 /* Called with the lock held, at the first launch. */
 static void hook_exit(void)
 {
@@ -199,9 +210,7 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	p->tag = tag;
 	p->release = release;
 	p->cookie = cookie;
-	pthread_mutex_lock(&col.lock);
-	if (!col.started || col.stop) {
-		pthread_mutex_unlock(&col.lock);
+	if (!lock_running()) {
 		free(p->kernel);
 		free(p);
 		return -1;
@@ -262,9 +271,7 @@ static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const cha
 		k->r = *r;
 	k->r.l.kernel = k->kernel;
 	k->drop = drop;
-	pthread_mutex_lock(&col.lock);
-	if (!col.started || col.stop) {
-		pthread_mutex_unlock(&col.lock);
+	if (!lock_running()) {
 		free(k->kernel);
 		free(k);
 		return;
@@ -300,9 +307,7 @@ int nt_collector_native(const struct nt_native_time *t, int (*poll)(void *cookie
 	n->poll = poll;
 	n->done = done;
 	n->cookie = cookie;
-	pthread_mutex_lock(&col.lock);
-	if (!col.started || col.stop) {
-		pthread_mutex_unlock(&col.lock);
+	if (!lock_running()) {
 		free(n->kernel);
 		free(n);
 		return -1;
