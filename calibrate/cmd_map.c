@@ -1,15 +1,14 @@
 /* nucatrace map: look at, compare and share stored maps. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "map/heatmap.h"
 #include "util/json.h"
+#include "util/outfile.h"
 #include "map_cmds.h"
 #include "map/mapio.h"
 #include "map/mapspec.h"
@@ -122,40 +121,34 @@ static int map_list(int argc, char **argv, const char *store_path)
 	return r ? error("%s", err.msg) : 0;
 }
 
+static int write_json(FILE *f, const void *m)
+{
+	return nt_map_write_json(f, m, 1);
+}
+
 int map_write_new_json(const char *path, const struct nt_map *m)
 {
-	FILE *f = fopen(path, "wx");
-	int ret;
+	struct nt_err err;
 
-	if (!f)
-		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
-	ret = nt_map_write_json(f, m, 1);
-	if (fclose(f) || ret)
-		return error("cannot write '%s'", path);
-	return 0;
+	return nt_outfile_write(path, write_json, m, &err) ? error("%s", err.msg) : 0;
 }
 
-/* Dies saying why fopen(path, "wx") failed, from errno. */
-static _Noreturn void cannot_create(const char *path)
+/* path opened with nt_outfile_open(), or die saying why. */
+static void create_file(struct nt_outfile *o, const char *path)
 {
-	die("cannot create '%s': %s%s", path, strerror(errno),
-	    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+	struct nt_err err;
+
+	if (nt_outfile_open(o, path, &err))
+		die("%s", err.msg);
 }
 
-static FILE *create_file(const char *path)
+/* Commit o after its writer returned ret: 0, or -1 having said why (the
+ * file is then not there). */
+static int close_file(struct nt_outfile *o, int ret)
 {
-	FILE *f = fopen(path, "wx");
+	struct nt_err err;
 
-	if (!f)
-		cannot_create(path);
-	return f;
-}
-
-static int close_file(FILE *f, const char *path)
-{
-	if (fclose(f))
-		return error("cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	return nt_outfile_finish(o, ret != 0, &err) ? error("%s", err.msg) : 0;
 }
 
 static void provenance(const struct nt_map *m)
@@ -177,7 +170,7 @@ static int map_show(int argc, char **argv, const char *store_path)
 		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *svg = NULL, *msvg = NULL;
-	FILE *svg_f = NULL, *msvg_f = NULL;
+	struct nt_outfile svg_f = { 0 }, msvg_f = { 0 };
 	struct nt_map_report rep;
 	int json = 0, color = 0, o, ret = 0;
 	struct nt_map *m;
@@ -201,17 +194,10 @@ static int map_show(int argc, char **argv, const char *store_path)
 	/* refuse what cannot be written before printing anything */
 	if (msvg && !m->line_lat)
 		die("--matrix-svg: this map has no line matrix (calibrated with --no-lines?)");
-	svg_f = svg ? create_file(svg) : NULL;
-	if (msvg && !(msvg_f = fopen(msvg, "wx"))) {
-		int e = errno;
-
-		if (svg_f) {
-			fclose(svg_f);
-			unlink(svg);
-		}
-		errno = e;
-		cannot_create(msvg);
-	}
+	if (svg)
+		create_file(&svg_f, svg);
+	if (msvg)
+		create_file(&msvg_f, msvg);	/* dying removes svg_f's temporary */
 	nt_map_report_build(m, &rep);
 	if (json) {
 		struct nt_json j;
@@ -226,18 +212,18 @@ static int map_show(int argc, char **argv, const char *store_path)
 		printf("\nL2 hit latency per SM (chain map, cycles):\n");
 		nt_heatmap_term(stdout, m->chain, m->n_sm, 16, color, "cycles");
 	}
-	if (svg_f) {
+	if (svg) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "%s %s: L2 hit latency per SM", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg(svg_f, m->chain, m->n_sm, 16, title, "cycles") | close_file(svg_f, svg);
+		ret |= close_file(&svg_f, nt_heatmap_svg(svg_f.f, m->chain, m->n_sm, 16, title, "cycles"));
 	}
-	if (msvg_f) {
+	if (msvg) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "%s %s: SM x line L2 latency", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg_matrix(msvg_f, m->line_lat, m->n_sm, m->n_line, title, "cycles") |
-		       close_file(msvg_f, msvg);
+		ret |= close_file(&msvg_f, nt_heatmap_svg_matrix(msvg_f.f, m->line_lat, m->n_sm, m->n_line,
+								 title, "cycles"));
 	}
 	nt_map_report_free(&rep);
 	nt_map_free(m);
@@ -251,6 +237,7 @@ static int map_export(int argc, char **argv, const char *store_path)
 		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *format = "json", *out = NULL;
+	struct nt_outfile of = { 0 };
 	struct nt_map *m;
 	FILE *f = stdout;
 	int o, ret;
@@ -271,15 +258,17 @@ static int map_export(int argc, char **argv, const char *store_path)
 	if (argc - optind > 1)
 		usage_error(usage_export, "map export takes one SPEC");
 	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
-	if (out)
-		f = create_file(out);
+	if (out) {
+		create_file(&of, out);
+		f = of.f;
+	}
 	ret = strcmp(format, "csv") ? nt_map_write_json(f, m, 1) : nt_map_write_csv(f, m);
-	if (out)
-		ret |= close_file(f, out);
-	else if (fflush(stdout))
-		ret = -1;
 	nt_map_free(m);
-	return ret ? error("cannot write the map to '%s'", out ? out : "stdout") : 0;
+	if (out)
+		return close_file(&of, ret);
+	if (ret || fflush(stdout))
+		return error("cannot write the map to 'stdout'");
+	return 0;
 }
 
 /* Read the map in a FILE, JSON or CSV; NULL after saying why. */

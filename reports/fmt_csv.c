@@ -4,39 +4,17 @@
  * (one row per traced launch, the replay) and blocks.csv (every block
  * record of the analysed launches, as nt_report_foreach_block streams
  * them).
- * The folder is made if missing; existing files are never overwritten.
+ * The folder is made if missing; existing files are never overwritten,
+ * and the three appear together or not at all (util/outfile.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
-
-static FILE *create(const char *dir, const char *name, struct nt_err *err)
-{
-	char path[4096];
-	FILE *f;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		nt_err_set(err, "--csv: path too long");
-		return NULL;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		nt_err_set(err, "cannot create '%s': %s%s", path, strerror(errno),
-			   errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
-		return NULL;
-	}
-	if (!(f = fdopen(fd, "w"))) {
-		close(fd);
-		nt_err_set(err, "cannot write '%s': %s", path, strerror(errno));
-	}
-	return f;
-}
 
 /* A CSV field: quoted, with quotes doubled (kernel names hold commas). */
 static void field(FILE *f, const char *s)
@@ -122,43 +100,66 @@ static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
 	return nt_report_foreach_block(r, 0, r->n_launches, on_block, &c, err);
 }
 
-static const char *const files[] = { "kernels.csv", "launches.csv", "blocks.csv" };
+static const char *const files[NT_REPORT_CSV_FILES] = { "kernels.csv", "launches.csv", "blocks.csv" };
 
-int nt_report_csv_check(const char *dir, struct nt_err *err)
+void nt_report_csv_abort(struct nt_report_csv *c)
 {
-	char path[4096];
-	struct stat st;
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (!lstat(path, &st))
-			return nt_err_set(err, "cannot create '%s': File exists (nucatrace does not "
-					  "overwrite files)", path);
-	}
-	return 0;
+	for (int i = 0; i < NT_REPORT_CSV_FILES; i++)
+		nt_outfile_abort(&c->f[i]);
+	if (c->made_dir)
+		rmdir(c->dir);
+	free(c->dir);
+	memset(c, 0, sizeof(*c));
 }
 
-int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err)
+int nt_report_csv_open(struct nt_report_csv *c, const char *dir, struct nt_err *err)
 {
-	FILE *f;
-	int ret;
+	char path[4096];
 
-	if (mkdir(dir, 0777) && errno != EEXIST)
-		return nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
-	if (!(f = create(dir, files[0], err)))
-		return -1;
-	kernels(f, r);
-	if (fclose(f))
-		return nt_err_set(err, "cannot write '%s/kernels.csv'", dir);
-	if (!(f = create(dir, files[1], err)))
-		return -1;
-	launches(f, r);
-	if (fclose(f))
-		return nt_err_set(err, "cannot write '%s/launches.csv'", dir);
-	if (!(f = create(dir, files[2], err)))
-		return -1;
-	ret = blocks(f, r, err);
-	if (fclose(f) && !ret)
-		ret = nt_err_set(err, "cannot write '%s/blocks.csv'", dir);
-	return ret;
+	memset(c, 0, sizeof(*c));
+	if (!(c->dir = strdup(dir)))
+		return nt_err_set(err, "out of memory");
+	if (!mkdir(dir, 0777))
+		c->made_dir = 1;
+	else if (errno != EEXIST) {
+		nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < NT_REPORT_CSV_FILES; i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, files[i]) >= (int)sizeof(path)) {
+			nt_err_set(err, "--csv: path too long");
+			goto fail;
+		}
+		if (nt_outfile_open(&c->f[i], path, err))
+			goto fail;
+	}
+	return 0;
+fail:
+	nt_report_csv_abort(c);
+	return -1;
+}
+
+int nt_report_csv_write(struct nt_report_csv *c, const struct nt_report *r, struct nt_err *err)
+{
+	char path[4096];
+	int done = 0;
+
+	kernels(c->f[0].f, r);
+	launches(c->f[1].f, r);
+	if (blocks(c->f[2].f, r, err))
+		goto fail;
+	for (; done < NT_REPORT_CSV_FILES; done++)
+		if (nt_outfile_commit(&c->f[done], err))
+			goto fail;
+	free(c->dir);
+	memset(c, 0, sizeof(*c));
+	return 0;
+fail:
+	/* none or all: the files already in place go too */
+	for (int i = 0; i < done; i++) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, files[i]);
+		unlink(path);
+	}
+	nt_report_csv_abort(c);
+	return -1;
 }
