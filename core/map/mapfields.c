@@ -153,6 +153,25 @@ int nt_map_lines_of(const struct nt_map *m)
 	return nt_map_parts_of(m) & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH) ? m->n_line : 0;
 }
 
+int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err *err)
+{
+	const char *q = what ? "'" : "", *sep = what ? "': " : "";
+	int measured = 0;
+
+	what = what ? what : "";
+	if (!nt_map_uuid_ok(m->gpu.uuid))
+		return nt_err_set(err, "%s%s%sGPU UUID \"%s\" is not one (\"GPU-\" and letters, digits, "
+				  "'-')", q, what, sep, m->gpu.uuid);
+	if (!isnan(m->sm_clock_mhz) && !(m->sm_clock_mhz > 0 && m->sm_clock_mhz <= NT_MAP_MAX_MHZ))
+		return nt_err_set(err, "%s%s%ssm_clock_mhz %g is not a clock of 0..%.0f MHz", q, what, sep,
+				  m->sm_clock_mhz, NT_MAP_MAX_MHZ);
+	for (int s = 0; s < m->n_sm; s++)
+		measured += !isnan(m->chain[s]);
+	if (!measured)
+		return nt_err_set(err, "%s%s%sno SM has a chain latency (all are null)", q, what, sep);
+	return 0;
+}
+
 int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err)
 {
 	unsigned parts = nt_map_parts_of(m);

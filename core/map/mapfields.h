@@ -65,4 +65,10 @@ int nt_map_lines_of(const struct nt_map *m);
  * starts with `what` (a file name, say). */
 int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err);
 
+/* What every reader (JSON, CSV, the store) checks of the values it read,
+ * beyond its own per-key checks (map.h's limits): the UUID, the SM
+ * clock, a measured SM.  0, or -1 and "'<what>': <fault>" (what NULL:
+ * "<fault>"). */
+int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err *err);
+
 #endif

@@ -354,7 +354,7 @@ int nt_map_read_csv(const char *path, struct nt_map **out, struct nt_err *err)
 		nt_err_set(err, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
-	if (finish(&c, in_rows))
+	if (finish(&c, in_rows) || nt_map_check_values(c.m, path, err))
 		goto out;
 	*out = c.m;
 	c.m = NULL;

@@ -314,11 +314,12 @@ out:
 int nt_store_get(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
 {
 	struct nt_map *m = NULL;
+	struct nt_err why;
 
 	*out = NULL;
 	if (read_calib(s, id, &m, err))
 		return -1;
-	if (read_arrays(s, id, m, err)) {
+	if (read_arrays(s, id, m, err) || (nt_map_check_values(m, NULL, &why) && damaged(s, id, why.msg, err))) {
 		nt_map_free(m);
 		return -1;
 	}

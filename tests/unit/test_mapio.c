@@ -323,6 +323,12 @@ static void test_json_out_of_range(void **state)
 		{ "\"created_at_unix\":", "\"created_at_unix\":100000000000000000,\"x\":",
 		  "\"created_at_unix\" 100000000000000000 is not a time in the years 1970..9999" },
 		{ "\"created_at_unix\":", "\"created_at_unix\":-1,\"x\":", "is not a time" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"\",\"x\":\"GPU-", "GPU UUID \"\" is not one" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"GPU-\\u001b[31m", "is not one" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"GPU-../../x", "is not one" },
+		{ "\"sm_clock_mhz\":", "\"sm_clock_mhz\":1e999,\"x\":", "sm_clock_mhz inf is not a clock" },
+		{ "\"sm_clock_mhz\":", "\"sm_clock_mhz\":-5,\"x\":", "sm_clock_mhz -5 is not a clock" },
+		{ "\"chain\":[600", "\"chain\":[null", "no SM has a chain latency" },
 	};
 	char *base = valid_text(state, nt_map_write_json), *many = malloc(4 * 5000 + 32);
 	struct bad_case big;
@@ -356,6 +362,10 @@ static void test_csv_out_of_range(void **state)
 		{ "# n_line=2", "# n_line=100000", "n_line=100000: nucatrace reads maps of at most 4096 lines" },
 		{ "# created_at=1764461400", "# created_at=100000000000000000",
 		  "created_at is not a time in the years 1970..9999: '100000000000000000'" },
+		{ "# uuid=GPU-", "# uuid=GPU-\x07", "is not one" },
+		{ "# uuid=GPU-", "# uuid=\n# x=GPU-", "GPU UUID \"\" is not one" },
+		{ "# sm_clock_mhz=", "# sm_clock_mhz=1e999\n# x=", "sm_clock_mhz inf is not a clock" },
+		{ "chain,0,,600", "chain,0,,", "no SM has a chain latency" },
 	};
 	char *base = valid_text(state, write_csv);
 
