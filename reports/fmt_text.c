@@ -120,9 +120,8 @@ static void program(FILE *f, const struct nt_report *r)
 
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
 {
-	if (!k->fitted || !k->fit.fitted)
-		snprintf(buf, len, "%-6s %-28s", "-", !k->fitted ? "no map" :
-			 k->fit.n_sm_used < NT_ATTRIB_MIN_SM ? "too few SMs" : "no fit");
+	if (nt_report_no_fit(k))
+		snprintf(buf, len, "%-6s %-28s", "-", nt_report_no_fit(k));
 	else
 		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", k->fit.sensitive ? "yes" : "no",
 			 k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi);

@@ -11,6 +11,11 @@
 #include "report/report_impl.h"
 #include "util/demangle.h"
 
+/* out of memory in HASH_ADD leaves the entry out instead of exiting */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (oom = 1)
+#include <uthash.h>
+
 int nt_report_resize(void *pp, size_t n, size_t size)
 {
 	void **p = pp, *q = realloc(*p, (n ? n : 1) * size);
@@ -35,18 +40,70 @@ static int grow(void *pp, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* A kernel of this trace as the table finds it: the launch's device,
+ * grid and block, then the name; a program with dynamic shapes makes
+ * many, and a scan per launch made the report quadratic in them. */
+struct kernel_key {
+	UT_hash_handle hh;
+	int index;		/* into r->kernels */
+	size_t len;
+	char key[];
+};
+
+/* The key of launch l of kernel name into ts->kbuf: its length, 0 when
+ * out of memory. */
+static size_t make_key(struct tstate *ts, const struct nt_trace_launch *l, const char *name)
+{
+	int32_t dims[7] = { l->device, l->grid_x, l->grid_y, l->grid_z, l->block_x, l->block_y, l->block_z };
+	size_t n = strlen(name), len = sizeof(dims) + n;
+
+	if (len > ts->kcap) {
+		char *p = realloc(ts->kbuf, len);
+
+		if (!p)
+			return 0;
+		ts->kbuf = p;
+		ts->kcap = len;
+	}
+	memcpy(ts->kbuf, dims, sizeof(dims));
+	memcpy(ts->kbuf + sizeof(dims), name, n);
+	return len;
+}
+
+static void free_keys(struct tstate *ts)
+{
+	struct kernel_key *e, *tmp;
+
+	HASH_ITER(hh, ts->keys, e, tmp) {
+		HASH_DEL(ts->keys, e);
+		free(e);
+	}
+	free(ts->kbuf);
+}
+
 static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const struct nt_trace_kernel *k)
 {
 	struct nt_report *r = ts->r;
 	const char *name = k && *k->mangled ? k->mangled : "?";
 	struct nt_report_kernel *e;
+	struct kernel_key *found;
+	size_t len = make_key(ts, l, name);
+	int oom = 0;
 
-	for (int i = 0; i < r->n_kernels; i++) {
-		e = &r->kernels[i];
-		if (e->trace == ts->trace && e->device == l->device && !strcmp(e->name, name) &&
-		    e->grid[0] == l->grid_x && e->grid[1] == l->grid_y && e->grid[2] == l->grid_z &&
-		    e->block[0] == l->block_x && e->block[1] == l->block_y && e->block[2] == l->block_z)
-			return i;
+	if (!len)
+		return -1;
+	HASH_FIND(hh, ts->keys, ts->kbuf, len, found);
+	if (found)
+		return found->index;
+	if (!(found = malloc(sizeof(*found) + len)))
+		return -1;
+	found->index = r->n_kernels;
+	found->len = len;
+	memcpy(found->key, ts->kbuf, len);
+	HASH_ADD_KEYPTR(hh, ts->keys, found->key, found->len, found);
+	if (oom) {
+		free(found);
+		return -1;
 	}
 	if (r->n_kernels == ts->cap_k) {
 		int cap = ts->cap_k ? 2 * ts->cap_k : 16;
@@ -350,6 +407,7 @@ out:
 	free(ts.n_fb);
 	free(ts.seen_fb);
 	free(ts.ld);
+	free_keys(&ts);
 	nt_report_blocks_free(&bl);
 	nt_trace_close(ts.t);
 	return ret;
@@ -416,6 +474,15 @@ void nt_report_free(struct nt_report *r)
 	free(r->kernels);
 	free(r->launches);
 	free(r);
+}
+
+const char *nt_report_no_fit(const struct nt_report_kernel *k)
+{
+	if (k->fitted && k->fit.fitted)
+		return NULL;
+	if (!k->fitted)
+		return k->map ? "no blocks" : "no map";
+	return k->fit.n_sm_used < NT_ATTRIB_MIN_SM ? "too few SMs" : "no fit";
 }
 
 static const struct nt_report *rank_of;

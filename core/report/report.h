@@ -165,6 +165,11 @@ int nt_report_foreach_block(const struct nt_report *r, size_t first, size_t n,
 			    int (*cb)(const struct nt_report_block *b, void *arg), void *arg,
 			    struct nt_err *err);
 
+/* Why k has no fit, in a few words for a table ("no map", "no blocks",
+ * "too few SMs", "no fit": k->fit.reason has the sentence); NULL when it
+ * has one. */
+const char *nt_report_no_fit(const struct nt_report_kernel *k);
+
 /* Kernels' indices ordered by recoverable time, largest first: a new
  * array of n_kernels ints, or NULL when out of memory. */
 int *nt_report_rank_kernels(const struct nt_report *r);

@@ -22,6 +22,8 @@ struct ldesc {
 	int32_t max_bps;
 };
 
+struct kernel_key;	/* report.c: the trace's kernels by key, a uthash table */
+
 /* What one trace file needs while it is read. */
 struct tstate {
 	struct nt_report *r;
@@ -34,6 +36,9 @@ struct tstate {
 	struct nt_attrib_block **fb;
 	size_t *n_fb, *seen_fb;
 	int cap_k;
+	struct kernel_key *keys;	/* this trace's kernels, by (device, name, grid, block) */
+	char *kbuf;			/* a key being looked up */
+	size_t kcap;
 	uint64_t rng;
 	struct nt_err *err;
 	int failed;
