@@ -9,6 +9,7 @@
 #include "map/heatmap.h"
 #include "util/json.h"
 #include "util/outfile.h"
+#include "util/text.h"
 #include "map_cmds.h"
 #include "map/mapio.h"
 #include "map/mapspec.h"
@@ -89,12 +90,13 @@ static const char *utc_time(int64_t t, char *buf, size_t len)
 
 static int print_entry(const struct nt_store_entry *e, void *arg)
 {
-	char when[32];
+	char when[32], uuid[NT_TEXT_ROOM(NT_UUID_LEN)], name[NT_TEXT_ROOM(96)];
 
 	(void)arg;
 	utc_time(e->created_at, when, sizeof(when));
-	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when, e->uuid,
-	       e->name, e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
+	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when,
+	       nt_text_safe(uuid, sizeof(uuid), e->uuid, 0), nt_text_safe(name, sizeof(name), e->name, 0),
+	       e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
 	       e->parts & NT_MAP_LINES ? ",lines" : "", e->parts & NT_MAP_FIRST_TOUCH ? ",first-touch" : "");
 	return 0;
 }
@@ -153,13 +155,14 @@ static int close_file(struct nt_outfile *o, int ret)
 
 static void provenance(const struct nt_map *m)
 {
-	char when[32];
+	char when[32], host[NT_TEXT_ROOM(64)], version[NT_TEXT_ROOM(24)], command[NT_TEXT_ROOM(256)];
 
 	utc_time(m->created_at, when, sizeof(when));
-	printf("  measured %s UTC on %s by nucatrace %s\n", when, m->host[0] ? m->host : "?",
-	       m->tool_version[0] ? m->tool_version : "?");
+	printf("  measured %s UTC on %s by nucatrace %s\n", when,
+	       m->host[0] ? nt_text_safe(host, sizeof(host), m->host, 0) : "?",
+	       m->tool_version[0] ? nt_text_safe(version, sizeof(version), m->tool_version, 0) : "?");
 	if (m->command[0])
-		printf("  command: %s\n", m->command);
+		printf("  command: %s\n", nt_text_safe(command, sizeof(command), m->command, 0));
 }
 
 static int map_show(int argc, char **argv, const char *store_path)
@@ -317,6 +320,7 @@ static int map_import(int argc, char **argv, const char *store_path)
 	s = got ? open_store(store_path, 1) : NULL;
 	for (int i = 0; i < n; i++) {
 		const char *path = argv[optind + i];
+		char name[NT_TEXT_ROOM(96)];
 		int64_t id;
 		int same;
 
@@ -330,8 +334,8 @@ static int map_import(int argc, char **argv, const char *store_path)
 		else if (same < 0 || nt_store_add(s, maps[i], &id, &err))
 			ret = error("%s", err.msg);
 		else
-			printf("imported '%s' (%s, %s) as calibration %lld\n", path, maps[i]->gpu.name,
-			       maps[i]->gpu.uuid, (long long)id);
+			printf("imported '%s' (%s, %s) as calibration %lld\n", path,
+			       nt_text_safe(name, sizeof(name), maps[i]->gpu.name, 0), maps[i]->gpu.uuid, (long long)id);
 		nt_map_free(maps[i]);
 	}
 	nt_store_close(s);

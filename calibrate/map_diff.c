@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/text.h"
 #include "map_cmds.h"
 #include "analysis/structure.h"
 #include "usage.h"
@@ -68,8 +69,10 @@ static void compute(const struct nt_map *a, const struct nt_map *b, struct diff 
 static void print_text(const char *sa, const char *sb, const struct nt_map *a,
 		       const struct nt_map *b, const struct diff *d)
 {
-	printf("A  %s  %s  (%s)\n", a->gpu.name, a->gpu.uuid, sa);
-	printf("B  %s  %s  (%s)\n", b->gpu.name, b->gpu.uuid, sb);
+	char na[NT_TEXT_ROOM(96)], nb[NT_TEXT_ROOM(96)];
+
+	printf("A  %s  %s  (%s)\n", nt_text_safe(na, sizeof(na), a->gpu.name, 0), a->gpu.uuid, sa);
+	printf("B  %s  %s  (%s)\n", nt_text_safe(nb, sizeof(nb), b->gpu.name, 0), b->gpu.uuid, sb);
 	printf("   %s\n\n", strcmp(a->gpu.uuid, b->gpu.uuid) ? "different GPUs" : "the same GPU");
 	printf("  offset (median of B - A)        %+.3f cycles\n", d->offset);
 	printf("  raw |B - A|                     mean %.3f, max %.3f cycles\n", d->mean_raw, d->max_raw);

@@ -6,8 +6,15 @@
  * them).
  * The folder is made if missing; existing files are never overwritten,
  * and the three appear together or not at all (util/outfile.h).
+ *
+ * Cells are what a spreadsheet can take: a name is quoted, made safe as
+ * text is for a terminal (util/text.h: control characters '?', bytes
+ * that are not UTF-8 U+FFFD), and one that a spreadsheet would evaluate
+ * as a formula (it starts with = + - @) gets a leading ' (docs/report.md);
+ * a number that is not one (NAN) is an empty cell, never "nan".
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +22,36 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "util/text.h"
 
-/* A CSV field: quoted, with quotes doubled (kernel names hold commas). */
+/* A text cell (above): quoted, quotes doubled (kernel names hold
+ * commas); NULL is an empty cell. */
 static void field(FILE *f, const char *s)
 {
+	size_t room = NT_TEXT_ROOM(s ? strlen(s) : 0);
+	char *safe = s ? malloc(room) : NULL;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+	if (safe) {
+		nt_text_safe(safe, room, s, 0);
+		if (strchr("=+-@", safe[0]) && safe[0])
+			fputc('\'', f);
+		for (const char *p = safe; *p; p++) {
+			if (*p == '"')
+				fputc('"', f);
+			fputc(*p, f);
+		}
 	}
 	fputc('"', f);
+	free(safe);
+}
+
+/* ",v" in fmt, or "," when v is not a number. */
+static void num(FILE *f, const char *fmt, double v)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, fmt, v);
 }
 
 static void kernels(FILE *f, const struct nt_report *r)
@@ -43,16 +69,30 @@ static void kernels(FILE *f, const struct nt_report *r)
 		field(f, k->name);
 		fputc(',', f);
 		field(f, k->demangled);
-		fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%lld,%.0f,%d,%.0f,%.1f,%.1f,%.1f,%.1f,%.4f,", k->grid[0],
-			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->launches,
-			(long long)k->blocks, k->time_ns, k->credible, k->time_ns_credible, k->lost_ns,
-			k->recoverable_ns, k->placement_ns, k->tail_ns, k->replay_err_max_pct);
-		if (fit)
-			fprintf(f, "%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,", k->fit.sensitive, k->fit.confidence,
-				k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->fit.r2, k->fit.effect_pct);
-		else
+		fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%lld", k->grid[0], k->grid[1], k->grid[2], k->block[0],
+			k->block[1], k->block[2], k->launches, (long long)k->blocks);
+		num(f, "%.0f", k->time_ns);
+		fprintf(f, ",%d", k->credible);
+		num(f, "%.0f", k->time_ns_credible);
+		num(f, "%.1f", k->lost_ns);
+		num(f, "%.1f", k->recoverable_ns);
+		num(f, "%.1f", k->placement_ns);
+		num(f, "%.1f", k->tail_ns);
+		num(f, "%.4f", k->replay_err_max_pct);
+		if (fit) {
+			fprintf(f, ",%d,%s", k->fit.sensitive, k->fit.confidence);
+			num(f, "%.4f", k->fit.slope_ns);
+			num(f, "%.4f", k->fit.slope_lo);
+			num(f, "%.4f", k->fit.slope_hi);
+			num(f, "%.4f", k->fit.r2);
+			num(f, "%.4f", k->fit.effect_pct);
+		} else {
 			fprintf(f, ",,,,,,,");
-		fprintf(f, "%.1f,%.1f,%.1f\n", k->persist_ns, k->rebalance_ns, k->quantisation_ns);
+		}
+		num(f, "%.1f", k->persist_ns);
+		num(f, "%.1f", k->rebalance_ns);
+		num(f, "%.1f", k->quantisation_ns);
+		fputc('\n', f);
 	}
 }
 
@@ -69,10 +109,21 @@ static void launches(FILE *f, const struct nt_report *r)
 			fprintf(f, ",,,,,,,,,,,,,\n");
 			continue;
 		}
-		fprintf(f, "%d,%.0f,%.1f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n", l->slots,
-			l->r.measured_ns, l->r.replay_ns, l->r.error_pct, l->r.hardware_ns, l->r.uniform_ns,
-			l->r.aware_ns, l->r.lost_ns, l->r.recoverable_ns, l->r.placement_ns, l->r.waves,
-			l->r.tail_ns, l->r.even_ns, l->r.split_ns);
+		fprintf(f, "%d", l->slots);
+		num(f, "%.0f", l->r.measured_ns);
+		num(f, "%.1f", l->r.replay_ns);
+		num(f, "%.4f", l->r.error_pct);
+		num(f, "%.1f", l->r.hardware_ns);
+		num(f, "%.1f", l->r.uniform_ns);
+		num(f, "%.1f", l->r.aware_ns);
+		num(f, "%.1f", l->r.lost_ns);
+		num(f, "%.1f", l->r.recoverable_ns);
+		num(f, "%.1f", l->r.placement_ns);
+		num(f, "%.4f", l->r.waves);
+		num(f, "%.1f", l->r.tail_ns);
+		num(f, "%.1f", l->r.even_ns);
+		num(f, "%.1f", l->r.split_ns);
+		fputc('\n', f);
 	}
 }
 
