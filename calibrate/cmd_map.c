@@ -326,12 +326,12 @@ static int map_import(int argc, char **argv, const char *store_path)
 
 		if (!maps[i])
 			continue;
-		same = force ? 0 : nt_store_find_same(s, maps[i], &id, &err);
+		same = force ? nt_store_add(s, maps[i], &id, &err) : nt_store_add_new(s, maps[i], &id, &err);
 		if (same > 0)
 			ret = error("'%s' is already in map store '%s' as calibration %lld (same GPU, "
 				    "time and host; --force imports it again)", path, nt_store_path(s),
 				    (long long)id);
-		else if (same < 0 || nt_store_add(s, maps[i], &id, &err))
+		else if (same < 0)
 			ret = error("%s", err.msg);
 		else
 			printf("imported '%s' (%s, %s) as calibration %lld\n", path,
