@@ -1,5 +1,6 @@
 #include "map/mapfields.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,12 +62,18 @@ double nt_map_field_real(const struct nt_map *m, const struct nt_map_field *f)
 
 int nt_map_field_set_text(struct nt_map *m, const struct nt_map_field *f, const char *s)
 {
-	size_t len = strlen(s);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0, k;
+	char *d = MEMBER_W(m, f);
 
-	if (len >= f->size)
-		return -1;
-	memset(MEMBER_W(m, f), 0, f->size);
-	memcpy(MEMBER_W(m, f), s, len);
+	memset(d, 0, f->size);
+	for (size_t i = 0; i < n; i += k ? k : 1) {
+		k = nt_utf8_len(u + i, n - i);
+		if (o + (k ? k : 3) >= f->size)
+			return -1;
+		memcpy(d + o, k ? s + i : "\xef\xbf\xbd", k ? k : 3);
+		o += k ? k : 3;
+	}
 	return 0;
 }
 

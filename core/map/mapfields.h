@@ -40,8 +40,10 @@ extern const int nt_map_n_fields;
 const struct nt_map_field *nt_map_field_find(int group, const char *key);
 
 /* Typed access.  get_int serves INT and I64; set_int fails (-1) when the
- * value does not fit an INT field; set_text fails when the text does
- * not fit (with its NUL) in the member. */
+ * value does not fit an INT field; set_text keeps bytes that are not
+ * UTF-8 as U+FFFD (so a map holds what its JSON form can say, and reads
+ * back the same) and fails when the text does not fit (with its NUL) in
+ * the member. */
 const char *nt_map_field_text(const struct nt_map *m, const struct nt_map_field *f);
 int64_t nt_map_field_int(const struct nt_map *m, const struct nt_map_field *f);
 double nt_map_field_real(const struct nt_map *m, const struct nt_map_field *f);

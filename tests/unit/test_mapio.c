@@ -395,6 +395,46 @@ static void test_json_unknown_keys(void **state)
 	free(path);
 }
 
+/* Text that is not UTF-8 is kept as U+FFFD, so an accepted map reads
+ * back the same after it is written (it did not: the writer's U+FFFD
+ * made "command" too long to read; found by tests/fuzz/map_json.c). */
+static void test_text_not_utf8(void **state)
+{
+	char *base = valid_text(state, nt_map_write_json), *path = path_in(state, "bad-utf8.json");
+	char long_bad[200], *text, *text2;
+	struct nt_map *m = NULL, *back = NULL;
+	struct nt_err err = { "" };
+	FILE *f;
+
+	memset(long_bad, 0xff, sizeof(long_bad) - 1);
+	long_bad[sizeof(long_bad) - 1] = '\0';
+	text = mutate(base, "\"host\":\"", "\"host\":\"\xc3(\xff");
+	write_file(path, text, strlen(text));
+	if (nt_map_read_json(path, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_memory_equal(m->host, "\xef\xbf\xbd(\xef\xbf\xbd", 7);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(nt_map_write_json(f, m, 1), 0);
+	assert_int_equal(fclose(f), 0);
+	if (nt_map_read_json(path, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(back->host, m->host);
+	nt_map_free(m);
+	nt_map_free(back);
+	/* 199 such bytes would be 597 as U+FFFD: too long, refused at once */
+	text2 = malloc(strlen(base) + sizeof(long_bad) + 16);
+	assert_non_null(text2);
+	sprintf(text2, "%.*s\"command\":\"%s", (int)(strstr(base, "\"command\":\"") - base), base, long_bad);
+	strcat(text2, strstr(base, "\"command\":\"") + strlen("\"command\":\""));
+	write_file(path, text2, strlen(text2));
+	assert_int_equal(nt_map_read_json(path, &m, &err), -1);
+	assert_non_null(strstr(err.msg, "\"command\" is too long"));
+	free(text2);
+	free(text);
+	free(base);
+	free(path);
+}
+
 static void test_missing_file(void **state)
 {
 	char *path = path_in(state, "nope");
@@ -445,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_unknown_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_not_utf8, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test(test_invalid_map_not_written),
 		cmocka_unit_test(test_json_text),
