@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,33 +97,44 @@ static void kernels(FILE *f, const struct nt_report *r)
 	}
 }
 
+/* launches.csv's columns from the replay, after slots: one list for
+ * the header and the rows. */
+#define REPLAY(name, fmt, member) { name, fmt, offsetof(struct nt_replay_result, member) }
+static const struct {
+	const char *name, *fmt;
+	size_t off;
+} replay_cols[] = {
+	REPLAY("makespan_ns", "%.0f", measured_ns), REPLAY("replay_ns", "%.1f", replay_ns),
+	REPLAY("replay_error_pct", "%.4f", error_pct), REPLAY("hardware_ns", "%.1f", hardware_ns),
+	REPLAY("uniform_ns", "%.1f", uniform_ns), REPLAY("aware_ns", "%.1f", aware_ns),
+	REPLAY("lost_ns", "%.1f", lost_ns), REPLAY("recoverable_ns", "%.1f", recoverable_ns),
+	REPLAY("placement_ns", "%.1f", placement_ns), REPLAY("waves", "%.4f", waves),
+	REPLAY("tail_ns", "%.1f", tail_ns), REPLAY("even_ns", "%.1f", even_ns),
+	REPLAY("split_ns", "%.1f", split_ns),
+};
+#define N_REPLAY_COLS (sizeof(replay_cols) / sizeof(replay_cols[0]))
+
 static void launches(FILE *f, const struct nt_report *r)
 {
-	fprintf(f, "trace,launch,kernel,replayed,slots,makespan_ns,replay_ns,replay_error_pct,"
-		   "hardware_ns,uniform_ns,aware_ns,lost_ns,recoverable_ns,placement_ns,waves,tail_ns,"
-		   "even_ns,split_ns\n");
+	fprintf(f, "trace,launch,kernel,replayed,slots");
+	for (size_t c = 0; c < N_REPLAY_COLS; c++)
+		fprintf(f, ",%s", replay_cols[c].name);
+	fputc('\n', f);
 	for (size_t i = 0; i < r->n_launches; i++) {
 		const struct nt_report_launch *l = &r->launches[i];
 
 		fprintf(f, "%d,%lld,%d,%d,", l->trace, (long long)l->launch, l->kernel, l->ok);
-		if (!l->ok) {
-			fprintf(f, ",,,,,,,,,,,,,\n");
-			continue;
+		if (l->ok)
+			fprintf(f, "%d", l->slots);
+		for (size_t c = 0; c < N_REPLAY_COLS; c++) {
+			double v;
+
+			memcpy(&v, (const char *)&l->r + replay_cols[c].off, sizeof(v));
+			if (l->ok)
+				num(f, replay_cols[c].fmt, v);
+			else
+				fputc(',', f);
 		}
-		fprintf(f, "%d", l->slots);
-		num(f, "%.0f", l->r.measured_ns);
-		num(f, "%.1f", l->r.replay_ns);
-		num(f, "%.4f", l->r.error_pct);
-		num(f, "%.1f", l->r.hardware_ns);
-		num(f, "%.1f", l->r.uniform_ns);
-		num(f, "%.1f", l->r.aware_ns);
-		num(f, "%.1f", l->r.lost_ns);
-		num(f, "%.1f", l->r.recoverable_ns);
-		num(f, "%.1f", l->r.placement_ns);
-		num(f, "%.4f", l->r.waves);
-		num(f, "%.1f", l->r.tail_ns);
-		num(f, "%.1f", l->r.even_ns);
-		num(f, "%.1f", l->r.split_ns);
 		fputc('\n', f);
 	}
 }
