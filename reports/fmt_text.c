@@ -13,8 +13,8 @@ static double pct(double part, double whole)
 }
 
 /* s made safe (util/text.h), in lines of at most WIDTH columns after an
- * indent of INDENT, broken at spaces (a word longer than a line is cut
- * with "..."). */
+ * indent of INDENT, broken at spaces (a word longer than a line where it
+ * reaches the end, between characters). */
 #define WIDTH 100
 #define INDENT 11
 static void wrapped(FILE *f, const char *s)
@@ -24,20 +24,17 @@ static void wrapped(FILE *f, const char *s)
 
 	while (*p) {
 		size_t n = strlen(p), cut = n;
+		char *line;
 
 		if (n > WIDTH - INDENT) {
 			for (cut = WIDTH - INDENT; cut > 0 && p[cut] != ' '; cut--)
 				;
-			if (!cut)
-				cut = WIDTH - INDENT;
+			for (cut = cut ? cut : WIDTH - INDENT; cut > 1 && (p[cut] & 0xc0) == 0x80;)
+				cut--;
 		}
-		{
-			char *line = strndup(p, cut);
-
-			fprintf(f, "%*s%s\n", INDENT, "", nt_text_safe(buf, sizeof(buf), line ? line : "",
-								      WIDTH - INDENT));
-			free(line);
-		}
+		line = strndup(p, cut);
+		fprintf(f, "%*s%s\n", INDENT, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - INDENT));
+		free(line);
 		p += cut;
 		p += strspn(p, " ");
 	}
