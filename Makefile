@@ -40,7 +40,8 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3 xz-utils
 
-.PHONY: deps deps-html bench-report all test test-lint test-unit test-cli test-html test-gpu bench asan install demo clean
+.PHONY: deps deps-html deps-fuzz bench-report all test test-lint test-unit test-cli test-html test-gpu bench asan \
+	fuzz fuzz-build fuzz-smoke fuzz-harnesses install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
 $(BUILD)/%.o: %.c
@@ -209,6 +210,52 @@ bench-report: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace
 asan:
 	$(MAKE) BUILD=build-asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' test
 
+# Coverage-guided fuzzing (docs/fuzzing.md): libFuzzer harnesses in
+# tests/fuzz/, each with its seed corpus in tests/fuzz/corpus/<harness>/,
+# built with Debian's clang under ASan and UBSan in their own tree.
+# `make fuzz` runs each for FUZZ_TIME seconds, growing a corpus in
+# build-fuzz/corpus/; `make fuzz-smoke` (CI) runs each over its seeds and
+# then FUZZ_SMOKE seconds more.  `make deps-fuzz` installs the compiler.
+FUZZ_CC      ?= clang-14
+FUZZ_BUILD   := build-fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/*.c)))
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/%)
+FUZZ_TIME    ?= 60
+FUZZ_SMOKE   ?= 10
+FUZZ_OPTS    ?= -timeout=20 -rss_limit_mb=2048 -print_final_stats=1
+FUZZ_DEB     := clang-14 libclang-rt-14-dev libfuzzer-14-dev
+# the report's formats, which the trace harness writes
+FUZZ_FMT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard reports/fmt_*.c))
+
+fuzz-harnesses: $(FUZZ_BINS)
+$(FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_FMT_OBJ) $(BUILD)/libntcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ireports -Itests/fuzz $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_FMT_OBJ) \
+		$(BUILD)/libntcore.a $(LDLIBS)
+
+# the harnesses, in a sub-make whose core and formats are built by clang
+# with coverage (fuzzer-no-link) and the sanitizers
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SANFLAGS='$(FUZZ_SAN) -fsanitize=fuzzer-no-link' \
+		fuzz-harnesses
+
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
+		echo "== fuzz $$t for $(FUZZ_TIME) s"; \
+		$(FUZZ_BUILD)/fuzz/$$t $(FUZZ_OPTS) -max_total_time=$(FUZZ_TIME) \
+			-artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t; \
+	done
+
+fuzz-smoke: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		rm -rf $(FUZZ_BUILD)/smoke/$$t; mkdir -p $(FUZZ_BUILD)/smoke/$$t; \
+		echo "== fuzz-smoke $$t: the seeds, then $(FUZZ_SMOKE) s"; \
+		$(FUZZ_BUILD)/fuzz/$$t $(FUZZ_OPTS) -max_total_time=$(FUZZ_SMOKE) \
+			-artifact_prefix=$(FUZZ_BUILD)/smoke/ $(FUZZ_BUILD)/smoke/$$t tests/fuzz/corpus/$$t; \
+	done
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/nucatrace $(DESTDIR)$(PREFIX)/bin/nucatrace
@@ -235,6 +282,12 @@ demo: all $(BUILD)/tests/gpu/bench
 		echo; $(BUILD)/nucatrace report tests/data/traces/h200-abc66725-chase.sqlite; \
 	fi
 
+# Debian's clang and libFuzzer, for make fuzz and fuzz-smoke.
+deps-fuzz:
+	@if [ "$$(id -u)" = 0 ]; then s=; else s=sudo; fi; \
+	DEBIAN_FRONTEND=noninteractive $$s apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive $$s apt-get install -y -qq --no-install-recommends $(FUZZ_DEB) >/dev/null
+
 # Debian's chromium, for the browser test of the report's HTML page.
 deps-html:
 	@if [ "$$(id -u)" = 0 ]; then s=; else s=sudo; fi; \
@@ -247,7 +300,7 @@ deps:
 	@command -v $(NVCC) >/dev/null || { echo "nvcc not found: install the CUDA toolkit or set CUDA_HOME" >&2; exit 1; }
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_IPOSER_OBJ:.o=.d) $(BUILD)/nucatrace.d $(BUILD)/usage.d $(UNIT_BIN:=.d) $(PIC_CORE:.o=.d) $(PIC_SO:.o=.d)
 

@@ -6,14 +6,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/text.h"
+
 int nt_quiet;
 static int progress_open;
 
+/* Messages quote names and values from the files read: no control
+ * character of theirs reaches the terminal (util/text.h). */
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+
 	nt_progress_done();
 	fprintf(stderr, "nucatrace: %s", prefix);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	nt_text_put(stderr, msg ? msg : fmt);
+	free(msg);
 	fputc('\n', stderr);
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gpu/nvml.h"
+#include "util/outfile.h"
 #include "usage.h"
 
 /* The load runs in slices of this much wall time; between slices the
@@ -205,8 +206,9 @@ static int run_plan(struct run *r)
 	return 0;
 }
 
-static int write_json(const struct run *r, FILE *f)
+static int write_json(FILE *f, const void *arg)
 {
+	const struct run *r = arg;
 	struct nt_json j;
 
 	nt_json_init(&j, f, 1);
@@ -216,16 +218,9 @@ static int write_json(const struct run *r, FILE *f)
 
 static int write_output(const struct run *r)
 {
-	FILE *f = fopen(r->c->output, "wx");
-	int ret;
+	struct nt_err err;
 
-	if (!f)
-		return error("cannot create '%s': %s (it must not exist yet)", r->c->output,
-			     strerror(errno));
-	ret = write_json(r, f);
-	if (fclose(f) || ret)
-		return error("cannot write '%s'", r->c->output);
-	return 0;
+	return nt_outfile_write(r->c->output, write_json, r, &err) ? error("%s", err.msg) : 0;
 }
 
 static int open_all(struct run *r)
@@ -292,7 +287,7 @@ int calibrate_stability(struct nt_cuda *cu, int count, const struct nt_calib_opt
 		analyse(r, r->rp.n);
 		if (!c->json)
 			stab_print_summary(stdout, &r->rp);
-		else if (write_json(r, stdout))
+		else if (write_json(stdout, r))
 			failed = error("cannot write the report to stdout") != 0;
 		if (c->output && write_output(r))
 			failed = 1;

@@ -1,15 +1,15 @@
 /* nucatrace map: look at, compare and share stored maps. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "map/heatmap.h"
 #include "util/json.h"
+#include "util/outfile.h"
+#include "util/text.h"
 #include "map_cmds.h"
 #include "map/mapio.h"
 #include "map/mapspec.h"
@@ -90,12 +90,13 @@ static const char *utc_time(int64_t t, char *buf, size_t len)
 
 static int print_entry(const struct nt_store_entry *e, void *arg)
 {
-	char when[32];
+	char when[32], uuid[NT_TEXT_ROOM(NT_UUID_LEN)], name[NT_TEXT_ROOM(96)];
 
 	(void)arg;
 	utc_time(e->created_at, when, sizeof(when));
-	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when, e->uuid,
-	       e->name, e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
+	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when,
+	       nt_text_safe(uuid, sizeof(uuid), e->uuid, 0), nt_text_safe(name, sizeof(name), e->name, 0),
+	       e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
 	       e->parts & NT_MAP_LINES ? ",lines" : "", e->parts & NT_MAP_FIRST_TOUCH ? ",first-touch" : "");
 	return 0;
 }
@@ -122,51 +123,46 @@ static int map_list(int argc, char **argv, const char *store_path)
 	return r ? error("%s", err.msg) : 0;
 }
 
+static int write_json(FILE *f, const void *m)
+{
+	return nt_map_write_json(f, m, 1);
+}
+
 int map_write_new_json(const char *path, const struct nt_map *m)
 {
-	FILE *f = fopen(path, "wx");
-	int ret;
+	struct nt_err err;
 
-	if (!f)
-		return error("cannot create '%s': %s (it must not exist yet)", path, strerror(errno));
-	ret = nt_map_write_json(f, m, 1);
-	if (fclose(f) || ret)
-		return error("cannot write '%s'", path);
-	return 0;
+	return nt_outfile_write(path, write_json, m, &err) ? error("%s", err.msg) : 0;
 }
 
-/* Dies saying why fopen(path, "wx") failed, from errno. */
-static _Noreturn void cannot_create(const char *path)
+/* path opened with nt_outfile_open(), or die saying why. */
+static void create_file(struct nt_outfile *o, const char *path)
 {
-	die("cannot create '%s': %s%s", path, strerror(errno),
-	    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
+	struct nt_err err;
+
+	if (nt_outfile_open(o, path, &err))
+		die("%s", err.msg);
 }
 
-static FILE *create_file(const char *path)
+/* Commit o after its writer returned ret: 0, or -1 having said why (the
+ * file is then not there). */
+static int close_file(struct nt_outfile *o, int ret)
 {
-	FILE *f = fopen(path, "wx");
+	struct nt_err err;
 
-	if (!f)
-		cannot_create(path);
-	return f;
-}
-
-static int close_file(FILE *f, const char *path)
-{
-	if (fclose(f))
-		return error("cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	return nt_outfile_finish(o, ret != 0, &err) ? error("%s", err.msg) : 0;
 }
 
 static void provenance(const struct nt_map *m)
 {
-	char when[32];
+	char when[32], host[NT_TEXT_ROOM(64)], version[NT_TEXT_ROOM(24)], command[NT_TEXT_ROOM(256)];
 
 	utc_time(m->created_at, when, sizeof(when));
-	printf("  measured %s UTC on %s by nucatrace %s\n", when, m->host[0] ? m->host : "?",
-	       m->tool_version[0] ? m->tool_version : "?");
+	printf("  measured %s UTC on %s by nucatrace %s\n", when,
+	       m->host[0] ? nt_text_safe(host, sizeof(host), m->host, 0) : "?",
+	       m->tool_version[0] ? nt_text_safe(version, sizeof(version), m->tool_version, 0) : "?");
 	if (m->command[0])
-		printf("  command: %s\n", m->command);
+		printf("  command: %s\n", nt_text_safe(command, sizeof(command), m->command, 0));
 }
 
 static int map_show(int argc, char **argv, const char *store_path)
@@ -177,7 +173,7 @@ static int map_show(int argc, char **argv, const char *store_path)
 		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *svg = NULL, *msvg = NULL;
-	FILE *svg_f = NULL, *msvg_f = NULL;
+	struct nt_outfile svg_f = { 0 }, msvg_f = { 0 };
 	struct nt_map_report rep;
 	int json = 0, color = 0, o, ret = 0;
 	struct nt_map *m;
@@ -201,17 +197,10 @@ static int map_show(int argc, char **argv, const char *store_path)
 	/* refuse what cannot be written before printing anything */
 	if (msvg && !m->line_lat)
 		die("--matrix-svg: this map has no line matrix (calibrated with --no-lines?)");
-	svg_f = svg ? create_file(svg) : NULL;
-	if (msvg && !(msvg_f = fopen(msvg, "wx"))) {
-		int e = errno;
-
-		if (svg_f) {
-			fclose(svg_f);
-			unlink(svg);
-		}
-		errno = e;
-		cannot_create(msvg);
-	}
+	if (svg)
+		create_file(&svg_f, svg);
+	if (msvg)
+		create_file(&msvg_f, msvg);	/* dying removes svg_f's temporary */
 	nt_map_report_build(m, &rep);
 	if (json) {
 		struct nt_json j;
@@ -226,18 +215,18 @@ static int map_show(int argc, char **argv, const char *store_path)
 		printf("\nL2 hit latency per SM (chain map, cycles):\n");
 		nt_heatmap_term(stdout, m->chain, m->n_sm, 16, color, "cycles");
 	}
-	if (svg_f) {
+	if (svg) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "%s %s: L2 hit latency per SM", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg(svg_f, m->chain, m->n_sm, 16, title, "cycles") | close_file(svg_f, svg);
+		ret |= close_file(&svg_f, nt_heatmap_svg(svg_f.f, m->chain, m->n_sm, 16, title, "cycles"));
 	}
-	if (msvg_f) {
+	if (msvg) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "%s %s: SM x line L2 latency", m->gpu.name, m->gpu.uuid);
-		ret |= nt_heatmap_svg_matrix(msvg_f, m->line_lat, m->n_sm, m->n_line, title, "cycles") |
-		       close_file(msvg_f, msvg);
+		ret |= close_file(&msvg_f, nt_heatmap_svg_matrix(msvg_f.f, m->line_lat, m->n_sm, m->n_line,
+								 title, "cycles"));
 	}
 	nt_map_report_free(&rep);
 	nt_map_free(m);
@@ -251,6 +240,7 @@ static int map_export(int argc, char **argv, const char *store_path)
 		MAP_COMMON_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	const char *format = "json", *out = NULL;
+	struct nt_outfile of = { 0 };
 	struct nt_map *m;
 	FILE *f = stdout;
 	int o, ret;
@@ -271,15 +261,17 @@ static int map_export(int argc, char **argv, const char *store_path)
 	if (argc - optind > 1)
 		usage_error(usage_export, "map export takes one SPEC");
 	m = map_load_spec(optind < argc ? argv[optind] : NULL, store_path);
-	if (out)
-		f = create_file(out);
+	if (out) {
+		create_file(&of, out);
+		f = of.f;
+	}
 	ret = strcmp(format, "csv") ? nt_map_write_json(f, m, 1) : nt_map_write_csv(f, m);
-	if (out)
-		ret |= close_file(f, out);
-	else if (fflush(stdout))
-		ret = -1;
 	nt_map_free(m);
-	return ret ? error("cannot write the map to '%s'", out ? out : "stdout") : 0;
+	if (out)
+		return close_file(&of, ret);
+	if (ret || fflush(stdout))
+		return error("cannot write the map to 'stdout'");
+	return 0;
 }
 
 /* Read the map in a FILE, JSON or CSV; NULL after saying why. */
@@ -328,21 +320,22 @@ static int map_import(int argc, char **argv, const char *store_path)
 	s = got ? open_store(store_path, 1) : NULL;
 	for (int i = 0; i < n; i++) {
 		const char *path = argv[optind + i];
+		char name[NT_TEXT_ROOM(96)];
 		int64_t id;
 		int same;
 
 		if (!maps[i])
 			continue;
-		same = force ? 0 : nt_store_find_same(s, maps[i], &id, &err);
+		same = force ? nt_store_add(s, maps[i], &id, &err) : nt_store_add_new(s, maps[i], &id, &err);
 		if (same > 0)
 			ret = error("'%s' is already in map store '%s' as calibration %lld (same GPU, "
 				    "time and host; --force imports it again)", path, nt_store_path(s),
 				    (long long)id);
-		else if (same < 0 || nt_store_add(s, maps[i], &id, &err))
+		else if (same < 0)
 			ret = error("%s", err.msg);
 		else
-			printf("imported '%s' (%s, %s) as calibration %lld\n", path, maps[i]->gpu.name,
-			       maps[i]->gpu.uuid, (long long)id);
+			printf("imported '%s' (%s, %s) as calibration %lld\n", path,
+			       nt_text_safe(name, sizeof(name), maps[i]->gpu.name, 0), maps[i]->gpu.uuid, (long long)id);
 		nt_map_free(maps[i]);
 	}
 	nt_store_close(s);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/text.h"
 #include "map_cmds.h"
 #include "analysis/structure.h"
 #include "usage.h"
@@ -68,8 +69,10 @@ static void compute(const struct nt_map *a, const struct nt_map *b, struct diff 
 static void print_text(const char *sa, const char *sb, const struct nt_map *a,
 		       const struct nt_map *b, const struct diff *d)
 {
-	printf("A  %s  %s  (%s)\n", a->gpu.name, a->gpu.uuid, sa);
-	printf("B  %s  %s  (%s)\n", b->gpu.name, b->gpu.uuid, sb);
+	char na[NT_TEXT_ROOM(96)], nb[NT_TEXT_ROOM(96)];
+
+	printf("A  %s  %s  (%s)\n", nt_text_safe(na, sizeof(na), a->gpu.name, 0), a->gpu.uuid, sa);
+	printf("B  %s  %s  (%s)\n", nt_text_safe(nb, sizeof(nb), b->gpu.name, 0), b->gpu.uuid, sb);
 	printf("   %s\n\n", strcmp(a->gpu.uuid, b->gpu.uuid) ? "different GPUs" : "the same GPU");
 	printf("  offset (median of B - A)        %+.3f cycles\n", d->offset);
 	printf("  raw |B - A|                     mean %.3f, max %.3f cycles\n", d->mean_raw, d->max_raw);
@@ -126,7 +129,7 @@ int map_diff(int argc, char **argv, const char *store_path)
 	};
 	struct nt_map *a, *b;
 	struct diff d = { 0 };
-	int json = 0, o, ret = 0;
+	int json = 0, o, ret = -1;
 
 	optind = 1;
 	opterr = 0;
@@ -140,17 +143,21 @@ int map_diff(int argc, char **argv, const char *store_path)
 		usage_error(usage, "map diff needs two SPECs");
 	a = map_load_spec(argv[optind], store_path);
 	b = map_load_spec(argv[optind + 1], store_path);
-	if (a->n_sm != b->n_sm)
-		die("cannot compare per SM: '%s' has %d SMs and '%s' has %d", argv[optind], a->n_sm,
-		    argv[optind + 1], b->n_sm);
+	if (a->n_sm != b->n_sm) {
+		error("cannot compare per SM: '%s' has %d SMs and '%s' has %d", argv[optind], a->n_sm,
+		      argv[optind + 1], b->n_sm);
+		goto out;
+	}
 	compute(a, b, &d);
-	if (json)
-		ret = print_json(a, b, &d);
-	else
-		print_text(argv[optind], argv[optind + 1], a, b, &d);
+	if (json ? print_json(a, b, &d) : (print_text(argv[optind], argv[optind + 1], a, b, &d), 0)) {
+		error("cannot write the comparison to stdout");
+		goto out;
+	}
+	ret = 0;
+out:
 	free(d.delta);
 	free(d.floor);
 	nt_map_free(a);
 	nt_map_free(b);
-	return ret ? error("cannot write the comparison to stdout") : 0;
+	return ret;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "map/heatmap.h"
+#include "util/text.h"
 #include "util/json.h"
 #include "map_cmds.h"
 #include "analysis/model.h"
@@ -85,8 +86,10 @@ static void fit_text(const struct nt_map *m, const char *part, const struct nt_f
 {
 	static const char *rows[] = { "additive", "+ 1 interaction term", "+ 2 interaction terms",
 				      "+ 3 interaction terms" };
+	char name[NT_TEXT_ROOM(96)];
 
-	printf("%s  %s: %s matrix, %d SMs x %d lines\n\n", m->gpu.name, m->gpu.uuid,
+	printf("%s  %s: %s matrix, %d SMs x %d lines\n\n", nt_text_safe(name, sizeof(name), m->gpu.name, 0),
+	       m->gpu.uuid,
 	       !strcmp(part, "lines") ? "line" : !strcmp(part, "first") ? "first-touch" : "right-after",
 	       fit->rows_used, m->n_line);
 	printf("  %-24s %6s  %s\n", "model", "R^2", "singular value");

@@ -15,6 +15,8 @@
 #include "util/version.h"
 #include "commands.h"
 #include "map/store.h"
+#include "trace/sampling.h"
+#include "trace/trace_name.h"
 
 static const char usage[] =
 	"nucatrace run [--mode blocks|kernels|auto|off] [--sample POLICY] [--output-dir DIR]\n"
@@ -187,7 +189,9 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *mode = "auto", *store = NULL;
-	char lib[PATH_MAX];
+	struct nt_sampling *sampling;
+	char lib[PATH_MAX], path[PATH_MAX];
+	struct nt_err err;
 	int calibrate = 1, o;
 	long v;
 
@@ -202,9 +206,18 @@ int cmd_run(int argc, char **argv)
 					    optarg);
 			mode = optarg;
 			break;
-		case 's': setenv_or_die("NUCATRACE_SAMPLE", optarg); break;
+		case 's':	/* refused now, not at the first traced launch */
+			if (nt_sampling_parse(optarg, &sampling, &err))
+				usage_error(usage, "--sample: %s", err.msg);
+			nt_sampling_free(sampling);
+			setenv_or_die("NUCATRACE_SAMPLE", optarg);
+			break;
 		case 'd': setenv_or_die("NUCATRACE_OUTPUT_DIR", optarg); break;
-		case 'o': setenv_or_die("NUCATRACE_OUTPUT_PATTERN", optarg); break;
+		case 'o':
+			if (nt_trace_path(path, sizeof(path), ".", optarg, &err))
+				usage_error(usage, "--output: %s", err.msg);
+			setenv_or_die("NUCATRACE_OUTPUT_PATTERN", optarg);
+			break;
 		case 'S': store = optarg; setenv_or_die("NUCATRACE_STORE", optarg); break;
 		case 'n': calibrate = 0; break;
 		case 'q': setenv_or_die("NUCATRACE_QUIET", "1"); break;

@@ -61,6 +61,15 @@ static int get_map(const char *uuid, struct nt_map **out, void *arg)
 	return ret;
 }
 
+/* fmt into o, committed: 0, or -1 having said why (o is then gone). */
+static int write_output(struct nt_outfile *o, const struct nt_format *fmt, const struct nt_report *r,
+			const struct nt_format_opts *fo)
+{
+	struct nt_err err;
+
+	return nt_outfile_finish(o, fmt->write(o->f, r, fo) != 0, &err) ? error("%s", err.msg) : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -75,7 +84,8 @@ int cmd_report(int argc, char **argv)
 	struct nt_format_opts fo = { .top = 20 };
 	struct map_source src = { 0 };
 	const char *map_spec = NULL, *perfetto = NULL, *csv = NULL, *html = NULL;
-	FILE *pf = NULL, *hf = NULL;
+	struct nt_outfile pf = { 0 }, hf = { 0 };
+	struct nt_report_csv cf = { 0 };
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
@@ -103,28 +113,25 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind == argc)
 		usage_error(usage, "report: which trace files?");
-	/* Output files are made before any work, so a bad path fails fast;
-	 * an existing file is never overwritten. */
-	if (perfetto && !(pf = fopen(perfetto, "wx")))
-		die("cannot create '%s': %s%s", perfetto, strerror(errno),
-		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
-	if (html && !(hf = fopen(html, "wx")))
-		die("cannot create '%s': %s%s", html, strerror(errno),
-		    errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
-	if (csv && nt_report_csv_check(csv, &err))
-		die("%s", err.msg);
 	if (map_spec && nt_map_load_spec(map_spec, src.store_path, &src.fixed, &err))
+		die("%s", err.msg);
+	/* Output files are opened before any work, so a bad path fails fast;
+	 * an existing file is never overwritten, and none is left behind by
+	 * a failure (util/outfile.h: dying removes them too). */
+	if ((perfetto && nt_outfile_open(&pf, perfetto, &err)) || (html && nt_outfile_open(&hf, html, &err)) ||
+	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
 	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
 		nt_map_free(src.fixed);
+		nt_report_csv_abort(&cf);
 		die("%s", err.msg);
 	}
 	ret = fmt->write(stdout, r, &fo) ? error("cannot write the report") : 0;
-	if (pf && (nt_format_perfetto.write(pf, r, &fo) | fclose(pf)))
-		ret = error("cannot write '%s'", perfetto);
-	if (hf && (nt_format_html.write(hf, r, &fo) | fclose(hf)))
-		ret = error("cannot write '%s'", html);
-	if (csv && nt_report_write_csv(csv, r, &err))
+	if (perfetto)
+		ret |= write_output(&pf, &nt_format_perfetto, r, &fo);
+	if (html)
+		ret |= write_output(&hf, &nt_format_html, r, &fo);
+	if (csv && nt_report_csv_write(&cf, r, &err))
 		ret = error("%s", err.msg);
 	nt_report_free(r);
 	nt_map_free(src.fixed);

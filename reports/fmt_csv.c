@@ -4,50 +4,55 @@
  * (one row per traced launch, the replay) and blocks.csv (every block
  * record of the analysed launches, as nt_report_foreach_block streams
  * them).
- * The folder is made if missing; existing files are never overwritten.
+ * The folder is made if missing; existing files are never overwritten,
+ * and the three appear together or not at all (util/outfile.h).
+ *
+ * Cells are what a spreadsheet can take: a name is quoted, made safe as
+ * text is for a terminal (util/text.h: control characters '?', bytes
+ * that are not UTF-8 U+FFFD), and one that a spreadsheet would evaluate
+ * as a formula (it starts with = + - @) gets a leading ' (docs/report.md);
+ * a number that is not one (NAN) is an empty cell, never "nan".
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
+#include "util/text.h"
 
-static FILE *create(const char *dir, const char *name, struct nt_err *err)
-{
-	char path[4096];
-	FILE *f;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		nt_err_set(err, "--csv: path too long");
-		return NULL;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		nt_err_set(err, "cannot create '%s': %s%s", path, strerror(errno),
-			   errno == EEXIST ? " (nucatrace does not overwrite files)" : "");
-		return NULL;
-	}
-	if (!(f = fdopen(fd, "w"))) {
-		close(fd);
-		nt_err_set(err, "cannot write '%s': %s", path, strerror(errno));
-	}
-	return f;
-}
-
-/* A CSV field: quoted, with quotes doubled (kernel names hold commas). */
+/* A text cell (above): quoted, quotes doubled (kernel names hold
+ * commas); NULL is an empty cell. */
 static void field(FILE *f, const char *s)
 {
+	size_t room = NT_TEXT_ROOM(s ? strlen(s) : 0);
+	char *safe = s ? malloc(room) : NULL;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+	if (safe) {
+		nt_text_safe(safe, room, s, 0);
+		if (strchr("=+-@", safe[0]) && safe[0])
+			fputc('\'', f);
+		for (const char *p = safe; *p; p++) {
+			if (*p == '"')
+				fputc('"', f);
+			fputc(*p, f);
+		}
 	}
 	fputc('"', f);
+	free(safe);
+}
+
+/* ",v" in fmt, or "," when v is not a number. */
+static void num(FILE *f, const char *fmt, double v)
+{
+	fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, fmt, v);
 }
 
 static void kernels(FILE *f, const struct nt_report *r)
@@ -65,36 +70,72 @@ static void kernels(FILE *f, const struct nt_report *r)
 		field(f, k->name);
 		fputc(',', f);
 		field(f, k->demangled);
-		fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%lld,%.0f,%d,%.0f,%.1f,%.1f,%.1f,%.1f,%.4f,", k->grid[0],
-			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->launches,
-			(long long)k->blocks, k->time_ns, k->credible, k->time_ns_credible, k->lost_ns,
-			k->recoverable_ns, k->placement_ns, k->tail_ns, k->replay_err_max_pct);
-		if (fit)
-			fprintf(f, "%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,", k->fit.sensitive, k->fit.confidence,
-				k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->fit.r2, k->fit.effect_pct);
-		else
+		fprintf(f, ",%d,%d,%d,%d,%d,%d,%d,%lld", k->grid[0], k->grid[1], k->grid[2], k->block[0],
+			k->block[1], k->block[2], k->launches, (long long)k->blocks);
+		num(f, "%.0f", k->time_ns);
+		fprintf(f, ",%d", k->credible);
+		num(f, "%.0f", k->time_ns_credible);
+		num(f, "%.1f", k->lost_ns);
+		num(f, "%.1f", k->recoverable_ns);
+		num(f, "%.1f", k->placement_ns);
+		num(f, "%.1f", k->tail_ns);
+		num(f, "%.4f", k->replay_err_max_pct);
+		if (fit) {
+			fprintf(f, ",%d,%s", k->fit.sensitive, k->fit.confidence);
+			num(f, "%.4f", k->fit.slope_ns);
+			num(f, "%.4f", k->fit.slope_lo);
+			num(f, "%.4f", k->fit.slope_hi);
+			num(f, "%.4f", k->fit.r2);
+			num(f, "%.4f", k->fit.effect_pct);
+		} else {
 			fprintf(f, ",,,,,,,");
-		fprintf(f, "%.1f,%.1f,%.1f\n", k->persist_ns, k->rebalance_ns, k->quantisation_ns);
+		}
+		num(f, "%.1f", k->persist_ns);
+		num(f, "%.1f", k->rebalance_ns);
+		num(f, "%.1f", k->quantisation_ns);
+		fputc('\n', f);
 	}
 }
 
+/* launches.csv's columns from the replay, after slots: one list for
+ * the header and the rows. */
+#define REPLAY(name, fmt, member) { name, fmt, offsetof(struct nt_replay_result, member) }
+static const struct {
+	const char *name, *fmt;
+	size_t off;
+} replay_cols[] = {
+	REPLAY("makespan_ns", "%.0f", measured_ns), REPLAY("replay_ns", "%.1f", replay_ns),
+	REPLAY("replay_error_pct", "%.4f", error_pct), REPLAY("hardware_ns", "%.1f", hardware_ns),
+	REPLAY("uniform_ns", "%.1f", uniform_ns), REPLAY("aware_ns", "%.1f", aware_ns),
+	REPLAY("lost_ns", "%.1f", lost_ns), REPLAY("recoverable_ns", "%.1f", recoverable_ns),
+	REPLAY("placement_ns", "%.1f", placement_ns), REPLAY("waves", "%.4f", waves),
+	REPLAY("tail_ns", "%.1f", tail_ns), REPLAY("even_ns", "%.1f", even_ns),
+	REPLAY("split_ns", "%.1f", split_ns),
+};
+#define N_REPLAY_COLS (sizeof(replay_cols) / sizeof(replay_cols[0]))
+
 static void launches(FILE *f, const struct nt_report *r)
 {
-	fprintf(f, "trace,launch,kernel,replayed,slots,makespan_ns,replay_ns,replay_error_pct,"
-		   "hardware_ns,uniform_ns,aware_ns,lost_ns,recoverable_ns,placement_ns,waves,tail_ns,"
-		   "even_ns,split_ns\n");
+	fprintf(f, "trace,launch,kernel,replayed,slots");
+	for (size_t c = 0; c < N_REPLAY_COLS; c++)
+		fprintf(f, ",%s", replay_cols[c].name);
+	fputc('\n', f);
 	for (size_t i = 0; i < r->n_launches; i++) {
 		const struct nt_report_launch *l = &r->launches[i];
 
 		fprintf(f, "%d,%lld,%d,%d,", l->trace, (long long)l->launch, l->kernel, l->ok);
-		if (!l->ok) {
-			fprintf(f, ",,,,,,,,,,,,,\n");
-			continue;
+		if (l->ok)
+			fprintf(f, "%d", l->slots);
+		for (size_t c = 0; c < N_REPLAY_COLS; c++) {
+			double v;
+
+			memcpy(&v, (const char *)&l->r + replay_cols[c].off, sizeof(v));
+			if (l->ok)
+				num(f, replay_cols[c].fmt, v);
+			else
+				fputc(',', f);
 		}
-		fprintf(f, "%d,%.0f,%.1f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%.1f,%.1f\n", l->slots,
-			l->r.measured_ns, l->r.replay_ns, l->r.error_pct, l->r.hardware_ns, l->r.uniform_ns,
-			l->r.aware_ns, l->r.lost_ns, l->r.recoverable_ns, l->r.placement_ns, l->r.waves,
-			l->r.tail_ns, l->r.even_ns, l->r.split_ns);
+		fputc('\n', f);
 	}
 }
 
@@ -122,43 +163,66 @@ static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
 	return nt_report_foreach_block(r, 0, r->n_launches, on_block, &c, err);
 }
 
-static const char *const files[] = { "kernels.csv", "launches.csv", "blocks.csv" };
+static const char *const files[NT_REPORT_CSV_FILES] = { "kernels.csv", "launches.csv", "blocks.csv" };
 
-int nt_report_csv_check(const char *dir, struct nt_err *err)
+void nt_report_csv_abort(struct nt_report_csv *c)
 {
-	char path[4096];
-	struct stat st;
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (!lstat(path, &st))
-			return nt_err_set(err, "cannot create '%s': File exists (nucatrace does not "
-					  "overwrite files)", path);
-	}
-	return 0;
+	for (int i = 0; i < NT_REPORT_CSV_FILES; i++)
+		nt_outfile_abort(&c->f[i]);
+	if (c->made_dir)
+		rmdir(c->dir);
+	free(c->dir);
+	memset(c, 0, sizeof(*c));
 }
 
-int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err)
+int nt_report_csv_open(struct nt_report_csv *c, const char *dir, struct nt_err *err)
 {
-	FILE *f;
-	int ret;
+	char path[4096];
 
-	if (mkdir(dir, 0777) && errno != EEXIST)
-		return nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
-	if (!(f = create(dir, files[0], err)))
-		return -1;
-	kernels(f, r);
-	if (fclose(f))
-		return nt_err_set(err, "cannot write '%s/kernels.csv'", dir);
-	if (!(f = create(dir, files[1], err)))
-		return -1;
-	launches(f, r);
-	if (fclose(f))
-		return nt_err_set(err, "cannot write '%s/launches.csv'", dir);
-	if (!(f = create(dir, files[2], err)))
-		return -1;
-	ret = blocks(f, r, err);
-	if (fclose(f) && !ret)
-		ret = nt_err_set(err, "cannot write '%s/blocks.csv'", dir);
-	return ret;
+	memset(c, 0, sizeof(*c));
+	if (!(c->dir = strdup(dir)))
+		return nt_err_set(err, "out of memory");
+	if (!mkdir(dir, 0777))
+		c->made_dir = 1;
+	else if (errno != EEXIST) {
+		nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < NT_REPORT_CSV_FILES; i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, files[i]) >= (int)sizeof(path)) {
+			nt_err_set(err, "--csv: path too long");
+			goto fail;
+		}
+		if (nt_outfile_open(&c->f[i], path, err))
+			goto fail;
+	}
+	return 0;
+fail:
+	nt_report_csv_abort(c);
+	return -1;
+}
+
+int nt_report_csv_write(struct nt_report_csv *c, const struct nt_report *r, struct nt_err *err)
+{
+	char path[4096];
+	int done = 0;
+
+	kernels(c->f[0].f, r);
+	launches(c->f[1].f, r);
+	if (blocks(c->f[2].f, r, err))
+		goto fail;
+	for (; done < NT_REPORT_CSV_FILES; done++)
+		if (nt_outfile_commit(&c->f[done], err))
+			goto fail;
+	free(c->dir);
+	memset(c, 0, sizeof(*c));
+	return 0;
+fail:
+	/* none or all: the files already in place go too */
+	for (int i = 0; i < done; i++) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, files[i]);
+		unlink(path);
+	}
+	nt_report_csv_abort(c);
+	return -1;
 }

@@ -196,10 +196,25 @@ static void traces(FILE *f, const struct nt_report *r)
 			fprintf(f, "%d", t->rank);
 		else
 			fputs("&#8211;", f);
-		fprintf(f, "</td><td class=\"l\">%s</td></tr>\n",
-			!t->traced ? "&#8211;" : t->has_map ? "yes" : "none: no placement analysis");
+		fprintf(f, "</td><td class=\"l\">%s", !t->traced ? "&#8211;" : t->has_map ? "yes" :
+			"none: no placement analysis (");
+		if (t->traced && !t->has_map) {
+			nt_xml_escape(f, t->no_map);
+			fputc(')', f);
+		}
+		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	for (int i = 0; i < r->n_traces; i++) {
+		const struct nt_report_trace *t = &r->traces[i];
+
+		if (!t->skipped)
+			continue;
+		fprintf(f, "<p class=\"note\">Trace %d: %lld traced launch%s left out for bad rows; the "
+			   "first: ", i + 1, (long long)t->skipped, t->skipped == 1 ? "" : "es");
+		nt_xml_escape(f, t->skipped_why);
+		fputs("</p>\n", f);
+	}
 }
 
 static void figure_row(FILE *f, const char *what, double ns, double whole, const char *note)
@@ -265,8 +280,7 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			html_num(f, "%.2f", k->fit.r2);
 			fputs("</td>", f);
 		} else {
-			fprintf(f, "<td>&#8211;</td><td class=\"l\" colspan=\"4\">%s</td>",
-				k->fitted ? "too few SMs" : "no map");
+			fprintf(f, "<td>&#8211;</td><td class=\"l\" colspan=\"4\">%s</td>", nt_report_no_fit(k));
 		}
 		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
 			pct(k->lost_ns, k->time_ns_credible), pct(k->recoverable_ns, k->time_ns_credible),

@@ -4,22 +4,33 @@
  * slice per traced launch, and a track per SM with a slice per block.
  * Times in microseconds from the trace's first traced launch.  The
  * blocks come from nt_report_foreach_block, streamed.
+ *
+ * Slices are named by a label of at most LABEL_CHARS characters of the
+ * kernel's name: names of real templates run to kilobytes, and a name per
+ * block slice made gigabytes.  The full names are written once per
+ * kernel, in the args of its first launch's slice ("kernel",
+ * "mangled"); every launch slice has the kernel's index in the report.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
 #include "util/json.h"
+#include "util/text.h"
+
+#define LABEL_CHARS 80
 
 struct pctx {
 	struct nt_json *j;
 	const struct nt_report *r;
+	char **label;		/* per kernel */
 	int pid;
 	int64_t base;
 	unsigned char sm_seen[1024];
 };
 
-static const char *short_name(const struct nt_report_kernel *k)
+static const char *full_name(const struct nt_report_kernel *k)
 {
 	return k->demangled ? k->demangled : k->name;
 }
@@ -81,8 +92,7 @@ static int on_block(const struct nt_report_block *b, void *arg)
 		snprintf(tname, sizeof(tname), "SM %d", b->sm);
 		meta(c->j, c->pid, b->sm + 1, "thread_name", tname, b->sm + 1);
 	}
-	slice(c->j, c->pid, b->sm + 1, short_name(&c->r->kernels[l->kernel]), b->t_start_ns - c->base,
-	      b->t_end_ns - c->base);
+	slice(c->j, c->pid, b->sm + 1, c->label[l->kernel], b->t_start_ns - c->base, b->t_end_ns - c->base);
 	nt_json_key(c->j, "args");
 	nt_json_begin_object(c->j);
 	nt_json_key(c->j, "launch");
@@ -98,20 +108,28 @@ static int on_block(const struct nt_report_block *b, void *arg)
 	return 0;
 }
 
-/* A slice per launch on the kernels track, with its replay's figures. */
-static void kernel_track(struct nt_json *j, const struct nt_report *r, int ti, int64_t base)
+/* A slice per launch on the kernels track, with its replay's figures;
+ * the first of each kernel has its full names. */
+static void kernel_track(struct nt_json *j, const struct nt_report *r, char **label, int ti, int64_t base,
+			 unsigned char *named)
 {
 	const struct nt_report_trace *tr = &r->traces[ti];
 
 	for (size_t i = tr->first_launch; i < tr->first_launch + tr->n_launches; i++) {
 		const struct nt_report_launch *l = &r->launches[i];
+		const struct nt_report_kernel *k = &r->kernels[l->kernel];
 
 		if (l->t_start_ns < 0 || l->t_end_ns < 0)
 			continue;
-		slice(j, ti + 1, 0, short_name(&r->kernels[l->kernel]), l->t_start_ns - base,
-		      l->t_end_ns - base);
+		slice(j, ti + 1, 0, label[l->kernel], l->t_start_ns - base, l->t_end_ns - base);
 		nt_json_key(j, "args");
 		nt_json_begin_object(j);
+		nt_json_kv_int(j, "kernel_index", l->kernel);
+		if (!named[l->kernel]) {
+			named[l->kernel] = 1;
+			nt_json_kv_str(j, "kernel", full_name(k));
+			nt_json_kv_str(j, "mangled", k->name);
+		}
 		nt_json_key(j, "launch");
 		nt_json_int(j, l->launch);
 		nt_json_key(j, "blocks");
@@ -129,10 +147,10 @@ static void kernel_track(struct nt_json *j, const struct nt_report *r, int ti, i
 	}
 }
 
-static int one_trace(struct nt_json *j, const struct nt_report *r, int ti)
+static int one_trace(struct nt_json *j, const struct nt_report *r, char **label, unsigned char *named, int ti)
 {
 	const struct nt_report_trace *tr = &r->traces[ti];
-	struct pctx c = { .j = j, .r = r, .pid = ti + 1, .base = tr->t_first_ns };
+	struct pctx c = { .j = j, .r = r, .label = label, .pid = ti + 1, .base = tr->t_first_ns };
 	char pname[256];
 
 	snprintf(pname, sizeof(pname), "%s %.47s %.95s", tr->path, tr->uuid, tr->gpu);
@@ -140,15 +158,26 @@ static int one_trace(struct nt_json *j, const struct nt_report *r, int ti)
 	meta(j, c.pid, 0, "thread_name", "kernels", 0);
 	if (nt_report_foreach_block(r, tr->first_launch, tr->n_launches, on_block, &c, NULL))
 		return -1;
-	kernel_track(j, r, ti, c.base);
+	kernel_track(j, r, label, ti, c.base, named);
 	return 0;
 }
 
 static int write_perfetto(FILE *f, const struct nt_report *r, const struct nt_format_opts *o)
 {
+	size_t n = r->n_kernels ? r->n_kernels : 1;
+	char **label = calloc(n, sizeof(*label));
+	unsigned char *named = calloc(n, 1);
 	struct nt_json j;
+	int ret = -1;
 
 	(void)o;
+	for (int k = 0; label && k < r->n_kernels; k++)
+		if ((label[k] = malloc(NT_TEXT_ROOM(LABEL_CHARS))))
+			nt_text_safe(label[k], NT_TEXT_ROOM(LABEL_CHARS), full_name(&r->kernels[k]), LABEL_CHARS);
+		else
+			goto out;
+	if (!label || !named)
+		goto out;
 	nt_json_init(&j, f, 0);
 	nt_json_begin_object(&j);
 	nt_json_key(&j, "displayTimeUnit");
@@ -156,11 +185,17 @@ static int write_perfetto(FILE *f, const struct nt_report *r, const struct nt_fo
 	nt_json_key(&j, "traceEvents");
 	nt_json_begin_array(&j);
 	for (int i = 0; i < r->n_traces; i++)
-		if (one_trace(&j, r, i))
-			return -1;
+		if (one_trace(&j, r, label, named, i))
+			goto out;
 	nt_json_end_array(&j);
 	nt_json_end_object(&j);
-	return nt_json_finish(&j);
+	ret = nt_json_finish(&j);
+out:
+	for (int k = 0; label && k < r->n_kernels; k++)
+		free(label[k]);
+	free(label);
+	free(named);
+	return ret;
 }
 
 const struct nt_format nt_format_perfetto = { "perfetto", write_perfetto };

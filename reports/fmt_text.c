@@ -5,10 +5,49 @@
 #include <string.h>
 
 #include "format.h"
+#include "util/text.h"
 
 static double pct(double part, double whole)
 {
 	return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+/* s made safe (util/text.h), in lines of at most WIDTH columns after an
+ * indent of INDENT, broken at spaces (a word longer than a line where it
+ * reaches the end, between characters). */
+#define WIDTH 100
+#define INDENT 11
+static void wrapped(FILE *f, const char *s)
+{
+	char buf[NT_TEXT_ROOM(WIDTH)];
+	const char *p = s;
+
+	while (*p) {
+		size_t n = strlen(p), cut = n;
+		char *line;
+
+		if (n > WIDTH - INDENT) {
+			for (cut = WIDTH - INDENT; cut > 0 && p[cut] != ' '; cut--)
+				;
+			for (cut = cut ? cut : WIDTH - INDENT; cut > 1 && (p[cut] & 0xc0) == 0x80;)
+				cut--;
+		}
+		line = strndup(p, cut);
+		fprintf(f, "%*s%s\n", INDENT, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - INDENT));
+		free(line);
+		p += cut;
+		p += strspn(p, " ");
+	}
+}
+
+/* v as fmt prints it, or "-" when it is not a number (NAN: R^2 of SM
+ * medians that do not vary): a result is never printed as nan. */
+static const char *num(char *buf, size_t len, const char *fmt, double v)
+{
+	if (!isfinite(v))
+		return "-";
+	snprintf(buf, len, fmt, v);
+	return buf;
 }
 
 static void header(FILE *f, const struct nt_report *r)
@@ -21,14 +60,27 @@ static void header(FILE *f, const struct nt_report *r)
 		r->n_traces == 1 ? "" : "s", (long long)traced, (long long)r->blocks);
 	for (int i = 0; i < r->n_traces; i++) {
 		const struct nt_report_trace *t = &r->traces[i];
+		char gpu[NT_TEXT_ROOM(96)], uuid[NT_TEXT_ROOM(NT_UUID_LEN)];
+		char mode[NT_TEXT_ROOM(16)];
 
-		fprintf(f, "  trace %d  %s\n", i + 1, t->path);
-		fprintf(f, "           %s %s, %d SMs\n", t->gpu, t->uuid, t->sm_count);
-		fprintf(f, "           %s mode, %lld of %lld launches traced", t->backend[0] ? t->backend : "?",
+		fprintf(f, "  trace %d  ", i + 1);
+		nt_text_put(f, t->path);
+		fputc('\n', f);
+		fprintf(f, "           %s %s, %d SMs\n", nt_text_safe(gpu, sizeof(gpu), t->gpu, 0),
+			nt_text_safe(uuid, sizeof(uuid), t->uuid, 0), t->sm_count);
+		fprintf(f, "           %s mode, %lld of %lld launches traced",
+			t->backend[0] ? nt_text_safe(mode, sizeof(mode), t->backend, 0) : "?",
 			(long long)t->traced, (long long)t->launches);
 		if (t->rank >= 0)
 			fprintf(f, ", rank %d", t->rank);
 		fprintf(f, "%s\n", t->traced && !t->has_map ? "; no map: no placement analysis" : "");
+		if (t->traced && !t->has_map)
+			wrapped(f, t->no_map);
+		if (t->skipped) {
+			fprintf(f, "%*s%lld traced launch%s left out for bad rows; the first:\n", INDENT, "",
+				(long long)t->skipped, t->skipped == 1 ? "" : "es");
+			wrapped(f, t->skipped_why);
+		}
 	}
 }
 
@@ -65,8 +117,8 @@ static void program(FILE *f, const struct nt_report *r)
 
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
 {
-	if (!k->fitted || !k->fit.fitted)
-		snprintf(buf, len, "%-6s %-28s", "-", k->fitted ? "too few SMs" : "no map");
+	if (nt_report_no_fit(k))
+		snprintf(buf, len, "%-6s %-28s", "-", nt_report_no_fit(k));
 	else
 		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", k->fit.sensitive ? "yes" : "no",
 			 k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi);
@@ -82,15 +134,14 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		"time ms", "L2-sen", "ns per cycle [95% CI]", "lost%", "recov%", "tail%", "pers%");
 	for (int i = 0; i < shown; i++) {
 		const struct nt_report_kernel *k = &r->kernels[idx[i]];
-		const char *name = k->demangled ? k->demangled : k->name;
-		char cell[64];
+		char cell[64], name[NT_TEXT_ROOM(90)], r2[32];
 
 		fit_cell(cell, sizeof(cell), k);
 		fprintf(f, "  %3d %8d %9lld %10.3f  %s %6.1f %6.1f %6.1f %6.1f\n", i + 1, k->launches,
 			(long long)k->blocks, k->time_ns / 1e6, cell, pct(k->lost_ns, k->time_ns_credible),
 			pct(k->recoverable_ns, k->time_ns_credible), pct(k->tail_ns, k->time_ns_credible),
 			pct(k->persist_ns, k->time_ns_credible));
-		fprintf(f, "      %.90s%s\n", name, strlen(name) > 90 ? "..." : "");
+		fprintf(f, "      %s\n", nt_text_safe(name, sizeof(name), k->demangled ? k->demangled : k->name, 90));
 		fprintf(f, "      grid %dx%dx%d, block %dx%dx%d; replay error up to %.2f%%", k->grid[0],
 			k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
 			k->replay_err_max_pct);
@@ -98,8 +149,10 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
 		fputc('\n', f);
 		if (k->fitted && k->fit.fitted)
-			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %.2f\n",
-				k->fit.effect_pct, k->fit.confidence, k->fit.r2);
+			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %s\n",
+				k->fit.effect_pct, k->fit.confidence, num(r2, sizeof(r2), "%.2f", k->fit.r2));
+		else if (k->fitted)
+			fprintf(f, "      no fit: %s\n", k->fit.reason);
 		fprintf(f, "      as persistent: %.1f%% by the map, %.1f%% by the shape of the grid\n",
 			pct(k->rebalance_ns, k->time_ns_credible), pct(k->quantisation_ns, k->time_ns_credible));
 	}
@@ -112,10 +165,11 @@ static void launches(FILE *f, const struct nt_report *r, const int *rank)
 		"makespan ns", "replay%", "lost%", "recov%", "waves", "slots");
 	for (size_t i = 0; i < r->n_launches; i++) {
 		const struct nt_report_launch *l = &r->launches[i];
+		char why[NT_TEXT_ROOM(192)];
 
 		if (!l->ok) {
 			fprintf(f, "  %5d %8lld %7d  not replayed: %s\n", l->trace + 1, (long long)l->launch,
-				rank[l->kernel] + 1, l->why);
+				rank[l->kernel] + 1, nt_text_safe(why, sizeof(why), l->why, 0));
 			continue;
 		}
 		fprintf(f, "  %5d %8lld %7d %12.0f %8.2f %8.2f %8.2f %6.2f %4d%s\n", l->trace + 1,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "util/outfile.h"
 
 struct nt_format_opts {
 	int top;		/* kernels shown in text output; 0: all */
@@ -26,9 +27,19 @@ struct nt_format {
 extern const struct nt_format nt_format_text, nt_format_json, nt_format_perfetto;
 extern const struct nt_format nt_format_html;
 
-/* CSV is a folder of files, not one stream (fmt_csv.c). */
-int nt_report_write_csv(const char *dir, const struct nt_report *r, struct nt_err *err);
-/* Before the work: -1 when one of the files already exists in dir. */
-int nt_report_csv_check(const char *dir, struct nt_err *err);
+/* CSV is a folder of files, not one stream (fmt_csv.c).  Before the
+ * work, nt_report_csv_open() makes the folder when missing and opens its
+ * files (-1 when one of them exists); nt_report_csv_write() writes and
+ * commits them all, or removes them all and says why;
+ * nt_report_csv_abort() removes them (and the folder if it made it). */
+#define NT_REPORT_CSV_FILES 3
+struct nt_report_csv {
+	char *dir;
+	int made_dir;
+	struct nt_outfile f[NT_REPORT_CSV_FILES];
+};
+int nt_report_csv_open(struct nt_report_csv *c, const char *dir, struct nt_err *err);
+int nt_report_csv_write(struct nt_report_csv *c, const struct nt_report *r, struct nt_err *err);
+void nt_report_csv_abort(struct nt_report_csv *c);
 
 #endif

@@ -1,4 +1,5 @@
 #include "analysis/summary.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -174,24 +175,33 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 		     const struct nt_calib_stats *st, int64_t store_id, const char *store_path)
 {
 	const struct nt_map_summary *c = &r->chain;
+	char name[NT_TEXT_ROOM(96)], uuid[NT_TEXT_ROOM(NT_UUID_LEN)], driver[NT_TEXT_ROOM(32)];
+	char stat[NT_TEXT_ROOM(8)], clock[32] = "?";
 
-	fprintf(f, "%s  %s\n", m->gpu.name, m->gpu.uuid);
-	fprintf(f, "  %d SMs, cc %d.%d, L2 %.1f MiB, driver %s, CUDA %d.%d, SM clock %.0f MHz\n",
+	/* names from a map file: no control character reaches a terminal */
+	if (!isnan(m->sm_clock_mhz))
+		snprintf(clock, sizeof(clock), "%.0f", m->sm_clock_mhz);
+	fprintf(f, "%s  %s\n", nt_text_safe(name, sizeof(name), m->gpu.name, 0),
+		nt_text_safe(uuid, sizeof(uuid), m->gpu.uuid, 0));
+	fprintf(f, "  %d SMs, cc %d.%d, L2 %.1f MiB, driver %s, CUDA %d.%d, SM clock %s MHz\n",
 		m->n_sm, m->gpu.cc_major, m->gpu.cc_minor, m->gpu.l2_bytes / 1048576.0,
-		m->gpu.driver[0] ? m->gpu.driver : "?", m->gpu.cuda_version / 1000,
-		m->gpu.cuda_version % 1000 / 10, m->sm_clock_mhz);
+		m->gpu.driver[0] ? nt_text_safe(driver, sizeof(driver), m->gpu.driver, 0) : "?",
+		m->gpu.cuda_version / 1000, m->gpu.cuda_version % 1000 / 10, clock);
 	fprintf(f, "  %-16s %.1f .. %.1f cycles (mean %.2f, spread %.1f%%; fastest SM %d, slowest "
 		"SM %d)", "chain map", c->min, c->max, c->mean, c->spread_pct, c->argmin, c->argmax);
 	fprintf(f, st ? "  %.2f s\n" : "\n", st ? st->wall_chain : 0.0);
 	fprintf(f, "  %-16s %d SMs of %d, %s of %d x %d-load walks over %lld KiB\n", "", c->measured,
-		m->n_sm, m->params.statistic, m->params.chain_reps, m->params.chain_loads,
+		m->n_sm, nt_text_safe(stat, sizeof(stat), m->params.statistic, 0), m->params.chain_reps,
+		m->params.chain_loads,
 		(long long)(m->params.chain_bytes >> 10));
 	if (!isnan(c->mean_gap))
 		fprintf(f, "  %-16s mean pairwise gap %.2f cycles (mean |difference| over all pairs of "
 			"SMs)\n", "", c->mean_gap);
-	if (m->noise)
+	if (m->noise && !isnan(c->noise_median))
 		fprintf(f, "  %-16s median |delta| %.3f cycles, max %.3f\n", "noise floor",
 			c->noise_median, c->noise_max);
+	else if (m->noise)
+		fprintf(f, "  %-16s no SM has a value\n", "noise floor");
 	fprintf(f, "  %-16s %d of %d pairs (2k, 2k+1) equal within %.2f cycles\n", "TPC pairs",
 		r->tpc.equal, r->tpc.pairs, r->tpc.tol);
 	if (r->halves.split >= 0)

@@ -57,9 +57,10 @@ int nt_heatmap_range(const double *v, int n, double *lo, double *hi, int *arg_lo
 		     int *arg_hi);
 
 /* Write s escaped for XML or HTML text and attributes (& < > " ' as
- * entities); control characters other than tab and newline, which XML
- * 1.0 forbids, become '?'.  Strings from traces are untrusted: every
- * writer of SVG or HTML passes them through here. */
+ * entities); control characters other than tab and newline (C0, DEL,
+ * C1), which XML 1.0 forbids or a terminal would run, become '?', and
+ * bytes that are not UTF-8 U+FFFD (util/text.h).  Strings from traces
+ * are untrusted: every writer of SVG or HTML passes them through here. */
 void nt_xml_escape(FILE *f, const char *s);
 
 #endif

@@ -2,6 +2,9 @@
 #include "map/heatmap.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "util/text.h"
 
 #define CELL_W 60
 #define CELL_H 40
@@ -12,18 +15,26 @@
 /* XML and HTML text/attribute escaping (heatmap.h). */
 void nt_xml_escape(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t n = s ? strlen(s) : 0, len;
 
+	for (size_t i = 0; i < n; i += len ? len : 1) {
+		unsigned char c = (unsigned char)s[i];
+
+		len = nt_utf8_len((const unsigned char *)s + i, n - i);
 		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			fputc((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : c, f);
+		case '&': fputs("&amp;", f); continue;
+		case '<': fputs("&lt;", f); continue;
+		case '>': fputs("&gt;", f); continue;
+		case '"': fputs("&quot;", f); continue;
+		case '\'': fputs("&#39;", f); continue;
+		case '\t': case '\n': fputc(c, f); continue;
 		}
+		if (!len)
+			fputs("\xef\xbf\xbd", f);	/* not UTF-8: U+FFFD, as JSON */
+		else if (c < 0x20 || c == 0x7f || (c == 0xc2 && (unsigned char)s[i + 1] < 0xa0))
+			fputc('?', f);	/* C0, DEL, C1 */
+		else
+			fwrite(s + i, 1, len, f);
 	}
 }
 

@@ -117,6 +117,15 @@ int nt_map_time_ok(int64_t t)
 	return t >= 0 && t <= NT_MAP_MAX_TIME;
 }
 
+int nt_map_uuid_ok(const char *uuid)
+{
+	size_t n = strlen(uuid);
+
+	if ((strncmp(uuid, "GPU-", 4) && strncmp(uuid, "MIG-", 4)) || n <= 4 || n >= NT_UUID_LEN)
+		return 0;
+	return strspn(uuid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -93,6 +93,13 @@ enum nt_map_parts {
 int nt_map_latency_ok(double v);
 int nt_map_time_ok(int64_t t);
 
+/* Also: the GPU's UUID is one (nt_map_uuid_ok: "GPU-" or "MIG-" and then
+ * letters, digits and '-', as the driver's; never empty, never a control
+ * character or a '/' to land in a file name), the SM clock is NAN or
+ * within 0..NT_MAP_MAX_MHZ, and at least one SM has a chain latency. */
+#define NT_MAP_MAX_MHZ 1e5
+int nt_map_uuid_ok(const char *uuid);
+
 /* Allocate a map of n_sm SMs with the parts in `parts` (nt_map_parts).
  * n_line is needed when LINES or FIRST_TOUCH is asked for.  Returns NULL
  * when out of memory or the sizes are not positive. */

@@ -1,5 +1,6 @@
 #include "map/mapfields.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,12 +62,18 @@ double nt_map_field_real(const struct nt_map *m, const struct nt_map_field *f)
 
 int nt_map_field_set_text(struct nt_map *m, const struct nt_map_field *f, const char *s)
 {
-	size_t len = strlen(s);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0, k;
+	char *d = MEMBER_W(m, f);
 
-	if (len >= f->size)
-		return -1;
-	memset(MEMBER_W(m, f), 0, f->size);
-	memcpy(MEMBER_W(m, f), s, len);
+	memset(d, 0, f->size);
+	for (size_t i = 0; i < n; i += k ? k : 1) {
+		k = nt_utf8_len(u + i, n - i);
+		if (o + (k ? k : 3) >= f->size)
+			return -1;
+		memcpy(d + o, k ? s + i : "\xef\xbf\xbd", k ? k : 3);
+		o += k ? k : 3;
+	}
 	return 0;
 }
 
@@ -151,6 +158,25 @@ unsigned nt_map_parts_of(const struct nt_map *m)
 int nt_map_lines_of(const struct nt_map *m)
 {
 	return nt_map_parts_of(m) & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH) ? m->n_line : 0;
+}
+
+int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err *err)
+{
+	const char *q = what ? "'" : "", *sep = what ? "': " : "";
+	int measured = 0;
+
+	what = what ? what : "";
+	if (!nt_map_uuid_ok(m->gpu.uuid))
+		return nt_err_set(err, "%s%s%sGPU UUID \"%s\" is not one (\"GPU-\" and letters, digits, "
+				  "'-')", q, what, sep, m->gpu.uuid);
+	if (!isnan(m->sm_clock_mhz) && !(m->sm_clock_mhz > 0 && m->sm_clock_mhz <= NT_MAP_MAX_MHZ))
+		return nt_err_set(err, "%s%s%ssm_clock_mhz %g is not a clock of 0..%.0f MHz", q, what, sep,
+				  m->sm_clock_mhz, NT_MAP_MAX_MHZ);
+	for (int s = 0; s < m->n_sm; s++)
+		measured += !isnan(m->chain[s]);
+	if (!measured)
+		return nt_err_set(err, "%s%s%sno SM has a chain latency (all are null)", q, what, sep);
+	return 0;
 }
 
 int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err)

@@ -40,8 +40,10 @@ extern const int nt_map_n_fields;
 const struct nt_map_field *nt_map_field_find(int group, const char *key);
 
 /* Typed access.  get_int serves INT and I64; set_int fails (-1) when the
- * value does not fit an INT field; set_text fails when the text does
- * not fit (with its NUL) in the member. */
+ * value does not fit an INT field; set_text keeps bytes that are not
+ * UTF-8 as U+FFFD (so a map holds what its JSON form can say, and reads
+ * back the same) and fails when the text does not fit (with its NUL) in
+ * the member. */
 const char *nt_map_field_text(const struct nt_map *m, const struct nt_map_field *f);
 int64_t nt_map_field_int(const struct nt_map *m, const struct nt_map_field *f);
 double nt_map_field_real(const struct nt_map *m, const struct nt_map_field *f);
@@ -64,5 +66,11 @@ int nt_map_lines_of(const struct nt_map *m);
 /* 0 when m satisfies map.h's invariants, else -1 and a message that
  * starts with `what` (a file name, say). */
 int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err);
+
+/* What every reader (JSON, CSV, the store) checks of the values it read,
+ * beyond its own per-key checks (map.h's limits): the UUID, the SM
+ * clock, a measured SM.  0, or -1 and "'<what>': <fault>" (what NULL:
+ * "<fault>"). */
+int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* A map as CSV (mapio.h has the layout): easy to load into a spreadsheet
  * or a data frame, and read back exactly. */
+#include "util/infile.h"
 #include "util/json.h"
 #include "map/mapfields.h"
 #include "map/mapio.h"
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #define CSV_FORMAT "nucatrace-map-csv"
+#define CSV_MAX_LINE 65536	/* bytes; a header line of the longest field is ~1 KiB */
 
 enum part { P_CHAIN, P_NOISE, P_OFFSET, P_LINE, P_FIRST, P_REPEAT, N_PARTS };
 
@@ -290,20 +292,49 @@ static int finish(struct csv *c, int in_rows)
 	return 0;
 }
 
+/* The next line of f into buf (cap bytes), its length with the '\n':
+ * -1 at the end, -2 when it does not fit.  A file with no newline in
+ * gigabytes must not take gigabytes. */
+static ssize_t read_line(FILE *f, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int ch;
+
+	while ((ch = getc_unlocked(f)) != EOF) {
+		if (n + 1 >= cap)
+			return -2;
+		buf[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	return n ? (ssize_t)n : -1;
+}
+
 int nt_map_read_csv(const char *path, struct nt_map **out, struct nt_err *err)
 {
 	struct csv c = { .path = path, .err = err };
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
+	FILE *f = nt_infile_open(path, NULL, err);
+	char *line = malloc(CSV_MAX_LINE + 2);
 	ssize_t len;
 	int in_rows = 0, ret = -1;
 
 	*out = NULL;
-	if (!f)
-		return nt_err_set(err, "cannot open '%s': %s", path, strerror(errno));
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	if (!f || !line) {
+		if (f)
+			nt_err_set(err, "'%s': out of memory", path);
+		goto out;
+	}
+	while ((len = read_line(f, line, CSV_MAX_LINE + 2)) != -1) {
 		c.lineno++;
+		if (len == -2) {
+			nt_err_set(err, "'%s' line %d: longer than %d bytes", path, c.lineno, CSV_MAX_LINE);
+			goto out;
+		}
+		if (memchr(line, '\0', len)) {
+			bad(&c, "a NUL byte", NULL);
+			goto out;
+		}
 		if (line[len - 1] != '\n') {
 			bad(&c, "no newline at the end (truncated?)", NULL);
 			goto out;
@@ -323,7 +354,7 @@ int nt_map_read_csv(const char *path, struct nt_map **out, struct nt_err *err)
 		nt_err_set(err, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
-	if (finish(&c, in_rows))
+	if (finish(&c, in_rows) || nt_map_check_values(c.m, path, err))
 		goto out;
 	*out = c.m;
 	c.m = NULL;
@@ -333,6 +364,7 @@ out:
 		free(c.seen[p]);
 	nt_map_free(c.m);
 	free(line);
-	fclose(f);
+	if (f)
+		fclose(f);
 	return ret;
 }

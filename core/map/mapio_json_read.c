@@ -343,7 +343,8 @@ static int read_map(struct nt_jsonread *r, struct nt_map **out)
 	    (m->line_offset && read_offsets(r, m)) ||
 	    (m->line_lat && read_matrix(r, m, "lines.latency", m->line_lat)) ||
 	    (m->ft_first && read_matrix(r, m, "first_touch.first", m->ft_first)) ||
-	    (m->ft_repeat && read_matrix(r, m, "first_touch.repeat", m->ft_repeat)))
+	    (m->ft_repeat && read_matrix(r, m, "first_touch.repeat", m->ft_repeat)) ||
+	    nt_map_check_values(m, r->path, r->err))
 		goto out;
 	*out = m;
 	m = NULL;

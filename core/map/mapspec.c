@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "map/mapio.h"
+#include "util/infile.h"
 #include "map/store.h"
 
 static int all_digits(const char *s)
@@ -22,7 +23,7 @@ static int all_digits(const char *s)
 
 static int looks_json(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = nt_infile_open(path, NULL, NULL);
 	int c = EOF;
 
 	if (!f)

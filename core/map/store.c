@@ -1,6 +1,7 @@
 /* Opening, creating and checking the store file; store_map.c reads and
  * writes the calibrations in it. */
 #include "map/store_impl.h"
+#include "util/infile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -181,8 +182,8 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 	exists = !stat(path, &st);
 	if (!exists && errno != ENOENT)
 		return nt_err_set(err, "cannot open map store '%s': %s", path, strerror(errno));
-	if (exists && S_ISDIR(st.st_mode))
-		return nt_err_set(err, "cannot open map store '%s': it is a directory", path);
+	if (exists && nt_infile_check(path, "map store", err))
+		return -1;
 	if (!exists && !create)
 		return nt_err_set(err, "no map store at '%s' (run 'nucatrace calibrate' first)", path);
 	if (!exists && mkdir_parents(path, err))

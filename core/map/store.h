@@ -92,6 +92,12 @@ const char *nt_store_path(const struct nt_store *s);
  * be NULL).  The map must satisfy map.h's invariants. */
 int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err);
 
+/* The same, unless the store already holds m (nt_store_find_same): then
+ * 1 with that calibration's id in *id, m not added.  The check and the
+ * insert are one transaction: of several processes adding one map at
+ * once, one adds it.  0 when added, -1 on error. */
+int nt_store_add_new(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err);
+
 /* Read calibration id back: a new map, identical to the one added, for
  * the caller to nt_map_free().  A calibration edited behind nucatrace's
  * back (a row missing, sm_count != n_sm, values beyond map.h's limits) is

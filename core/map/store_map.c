@@ -105,16 +105,12 @@ out:
 	return ret;
 }
 
-int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+/* The rows of m, inside the caller's transaction; its id in *id. */
+static int insert_map(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t new_id;
 	int ret = -1;
 
-	if (nt_map_check(m, s->path, err))
-		return -1;
-	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
-		return -1;
 	if (sqlite3_prepare_v2(s->db, insert_sql, -1, &st, NULL)) {
 		nt_store_db_error(s, err, "cannot add map");
 		goto out;
@@ -137,17 +133,49 @@ int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct
 		nt_store_db_error(s, err, "cannot add map");
 		goto out;
 	}
-	new_id = sqlite3_last_insert_rowid(s->db);
-	if (insert_arrays(s, m, new_id, err) || nt_store_exec(s, "COMMIT", err))
-		goto out;
-	if (id)
-		*id = new_id;
-	ret = 0;
+	*id = sqlite3_last_insert_rowid(s->db);
+	ret = insert_arrays(s, m, *id, err);
 out:
 	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Add m in one transaction, unless only_new and the store holds the
+ * same calibration: then 1 and its id. */
+static int add(struct nt_store *s, const struct nt_map *m, int only_new, int64_t *id, struct nt_err *err)
+{
+	int64_t new_id;
+	int ret = -1;
+
+	if (nt_map_check(m, s->path, err))
+		return -1;
+	/* IMMEDIATE: the write lock from the start, so that two processes
+	 * adding the same map cannot both find it missing */
+	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (only_new && (ret = nt_store_find_same(s, m, &new_id, err)))
+		goto out;
+	if (insert_map(s, m, &new_id, err) || nt_store_exec(s, "COMMIT", err)) {
+		ret = -1;
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret >= 0 && id)
+		*id = new_id;
 	if (ret)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return ret;
+}
+
+int nt_store_add(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+{
+	return add(s, m, 0, id, err);
+}
+
+int nt_store_add_new(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
+{
+	return add(s, m, 1, id, err);
 }
 
 static int damaged(struct nt_store *s, int64_t id, const char *why, struct nt_err *err)
@@ -314,11 +342,12 @@ out:
 int nt_store_get(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
 {
 	struct nt_map *m = NULL;
+	struct nt_err why;
 
 	*out = NULL;
 	if (read_calib(s, id, &m, err))
 		return -1;
-	if (read_arrays(s, id, m, err)) {
+	if (read_arrays(s, id, m, err) || (nt_map_check_values(m, NULL, &why) && damaged(s, id, why.msg, err))) {
 		nt_map_free(m);
 		return -1;
 	}

@@ -422,6 +422,12 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 		}
 		*(pass ? &fit->median_cyc : &fit->median_ns) = median_sort(w.tmp, k);
 	}
+	if (!(fit->median_ns > 0)) {	/* no effect can be a share of no time */
+		snprintf(fit->reason, sizeof(fit->reason), "the blocks used take a median of %g ns",
+			 fit->median_ns);
+		ret = 0;
+		goto out;
+	}
 
 	/* 2. Theil-Sen */
 	np = (size_t)m * (m - 1) / 2;

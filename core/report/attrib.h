@@ -55,7 +55,8 @@
  *                 "weak"      otherwise: the CI straddles 0 or the 1%
  *                             line, so more blocks or SMs could flip it.
  *
- * Fewer than NT_ATTRIB_MIN_SM (8) usable SMs, or latencies all equal, is
+ * Fewer than NT_ATTRIB_MIN_SM (8) usable SMs, latencies all equal, or
+ * blocks of no duration (a median of 0 ns: effect_pct would be 0 / 0) is
  * not an error: fitted = 0, confidence "none", reason a sentence, the
  * counts set and every double NAN.
  *

@@ -217,6 +217,8 @@ static int check_input(const struct nt_replay_input *in, double *lat_mean, struc
 		if (b->t_end_ns < b->t_start_ns)
 			return nt_err_set(err, "replay: block %zu ends (%lld ns) before it starts (%lld ns)", i,
 					  (long long)b->t_end_ns, (long long)b->t_start_ns);
+		if (b->t_start_ns < 0)	/* GPU times are not negative; differences must not overflow */
+			return nt_err_set(err, "replay: block %zu starts at %lld ns", i, (long long)b->t_start_ns);
 		if (in->slope == 0)
 			continue;
 		d = (double)(b->t_end_ns - b->t_start_ns);

@@ -168,9 +168,10 @@ struct nt_replay_result {
 
 /* Replay in->blocks under every policy into *out.  -1 with a message on
  * bad input: n_sm or slots <= 0, too many slots or blocks, no blocks, a
- * block ending before it starts, an SM out of range, a NAN or infinite
- * slope or latency, lat NULL with a nonzero slope, or a model that makes
- * some d(b, s) negative; also when out of memory. */
+ * block ending before it starts or starting before 0, an SM out of
+ * range, a NAN or infinite slope or latency, lat NULL with a nonzero
+ * slope, or a model that makes some d(b, s) negative; also when out of
+ * memory. */
 int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out, struct nt_err *err);
 
 /* Relative time per unit of work on each SM, rho[s] above, for a kernel

@@ -11,6 +11,11 @@
 #include "report/report_impl.h"
 #include "util/demangle.h"
 
+/* out of memory in HASH_ADD leaves the entry out instead of exiting */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (oom = 1)
+#include <uthash.h>
+
 int nt_report_resize(void *pp, size_t n, size_t size)
 {
 	void **p = pp, *q = realloc(*p, (n ? n : 1) * size);
@@ -35,18 +40,70 @@ static int grow(void *pp, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* A kernel of this trace as the table finds it: the launch's device,
+ * grid and block, then the name; a program with dynamic shapes makes
+ * many, and a scan per launch made the report quadratic in them. */
+struct kernel_key {
+	UT_hash_handle hh;
+	int index;		/* into r->kernels */
+	size_t len;
+	char key[];
+};
+
+/* The key of launch l of kernel name into ts->kbuf: its length, 0 when
+ * out of memory. */
+static size_t make_key(struct tstate *ts, const struct nt_trace_launch *l, const char *name)
+{
+	int32_t dims[7] = { l->device, l->grid_x, l->grid_y, l->grid_z, l->block_x, l->block_y, l->block_z };
+	size_t n = strlen(name), len = sizeof(dims) + n;
+
+	if (len > ts->kcap) {
+		char *p = realloc(ts->kbuf, len);
+
+		if (!p)
+			return 0;
+		ts->kbuf = p;
+		ts->kcap = len;
+	}
+	memcpy(ts->kbuf, dims, sizeof(dims));
+	memcpy(ts->kbuf + sizeof(dims), name, n);
+	return len;
+}
+
+static void free_keys(struct tstate *ts)
+{
+	struct kernel_key *e, *tmp;
+
+	HASH_ITER(hh, ts->keys, e, tmp) {
+		HASH_DEL(ts->keys, e);
+		free(e);
+	}
+	free(ts->kbuf);
+}
+
 static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const struct nt_trace_kernel *k)
 {
 	struct nt_report *r = ts->r;
-	const char *name = k ? k->mangled : "?";
+	const char *name = k && *k->mangled ? k->mangled : "?";
 	struct nt_report_kernel *e;
+	struct kernel_key *found;
+	size_t len = make_key(ts, l, name);
+	int oom = 0;
 
-	for (int i = 0; i < r->n_kernels; i++) {
-		e = &r->kernels[i];
-		if (e->trace == ts->trace && e->device == l->device && !strcmp(e->name, name) &&
-		    e->grid[0] == l->grid_x && e->grid[1] == l->grid_y && e->grid[2] == l->grid_z &&
-		    e->block[0] == l->block_x && e->block[1] == l->block_y && e->block[2] == l->block_z)
-			return i;
+	if (!len)
+		return -1;
+	HASH_FIND(hh, ts->keys, ts->kbuf, len, found);
+	if (found)
+		return found->index;
+	if (!(found = malloc(sizeof(*found) + len)))
+		return -1;
+	found->index = r->n_kernels;
+	found->len = len;
+	memcpy(found->key, ts->kbuf, len);
+	HASH_ADD_KEYPTR(hh, ts->keys, found->key, found->len, found);
+	if (oom) {
+		free(found);
+		return -1;
 	}
 	if (r->n_kernels == ts->cap_k) {
 		int cap = ts->cap_k ? 2 * ts->cap_k : 16;
@@ -75,23 +132,32 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	return r->n_kernels++;
 }
 
+/* A traced launch left out for a bad row (report.h). */
+static void skip(struct nt_report_trace *tr, const char *why)
+{
+	if (!tr->skipped++)
+		snprintf(tr->skipped_why, sizeof(tr->skipped_why), "%s", why);
+}
+
 static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kernel *k, void *arg)
 {
 	struct tstate *ts = arg;
 	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
 	struct ldesc *d;
+	char why[160];
 	int ki;
 
 	tr->launches++;
-	if (l->traced && l->t_start_ns >= 0 && (tr->t_first_ns < 0 || l->t_start_ns < tr->t_first_ns))
-		tr->t_first_ns = l->t_start_ns;
 	if (!l->traced || l->blocks <= 0)
 		return 0;
 	tr->traced++;
-	if (l->device < 0 || l->device >= MAX_DEVICES) {
-		nt_err_set(ts->err, "launch %lld: device %d out of range", (long long)l->launch, l->device);
-		return ts->failed = -1;
+	if (nt_report_launch_ok(l, l->device >= 0 && l->device < MAX_DEVICES && ts->dev[l->device] >= 0,
+				why, sizeof(why))) {
+		skip(tr, why);
+		return 0;
 	}
+	if (l->t_start_ns >= 0 && (tr->t_first_ns < 0 || l->t_start_ns < tr->t_first_ns))
+		tr->t_first_ns = l->t_start_ns;
 	ki = find_kernel(ts, l, k);
 	if (ki < 0 || grow(&ts->ld, &ts->cap_ld, ts->n_ld + 1, sizeof(*ts->ld))) {
 		nt_err_set(ts->err, "out of memory");
@@ -114,9 +180,12 @@ static int on_device(const struct nt_trace_device *d, void *arg)
 	struct nt_report *r = ts->r;
 	struct nt_report_trace *tr = &r->traces[ts->trace];
 	struct nt_report_device *e;
+	char why[160];
 
-	if (d->device < 0 || d->device >= MAX_DEVICES)
-		return 0;
+	if (nt_report_device_ok(d, why, sizeof(why))) {
+		nt_err_set(ts->err, "trace '%s': %s", tr->path, why);
+		return ts->failed = -1;
+	}
 	if (!tr->n_devices++) {
 		memcpy(tr->uuid, d->uuid, sizeof(tr->uuid));
 		memcpy(tr->gpu, d->name, sizeof(tr->gpu));
@@ -158,12 +227,13 @@ int nt_report_sm_count(struct tstate *ts, int ordinal)
 
 /* Each device's map: the trace's, else get_map's for a device with
  * traced launches.  has_map says whether every device with traced
- * launches has one (a launch on a device the trace does not list has
- * none). */
+ * launches has one, and no_map why not: the trace's message (its map
+ * damaged, or none there). */
 static void find_maps(struct tstate *ts, nt_report_map_fn get_map, void *arg)
 {
 	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
 	unsigned char used[MAX_DEVICES] = { 0 };
+	struct nt_err err;
 
 	for (size_t i = 0; i < ts->n_ld; i++)
 		used[ts->ld[i].device] = 1;
@@ -171,10 +241,16 @@ static void find_maps(struct tstate *ts, nt_report_map_fn get_map, void *arg)
 	for (int o = 0; o < MAX_DEVICES; o++) {
 		struct nt_report_device *d = device_of(ts, o);
 
-		if (d && !nt_trace_get_map(ts->t, d->uuid, &d->map, NULL))
+		if (!d)
+			continue;
+		if (!nt_trace_get_map(ts->t, d->uuid, &d->map, &err)) {
 			d->map_in_trace = 1;
-		else if (used[o] && (!d || !get_map || get_map(d->uuid, &d->map, arg)))
+		} else if (used[o] && (!get_map || get_map(d->uuid, &d->map, arg))) {
+			if (tr->has_map)
+				snprintf(tr->no_map, sizeof(tr->no_map), "%.150s%s", err.msg,
+					 get_map ? "; none from --map or the store either" : "");
 			tr->has_map = 0;
+		}
 	}
 }
 
@@ -210,7 +286,8 @@ double *nt_report_replay_lat(const struct nt_map *m, int n_sm)
 	return lat;
 }
 
-static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_launch *out)
+static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl,
+			       struct nt_report_launch *out)
 {
 	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
 	struct nt_map *m = nt_report_map(ts, d->device);
@@ -218,7 +295,8 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	struct nt_replay_block *rb = NULL;
 	double *lat = NULL;
 	struct nt_err err;
-	size_t n = 0;
+	size_t n;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->trace = ts->trace;
@@ -227,10 +305,17 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	out->blocks = d->blocks;
 	out->t_start_ns = d->t_start_ns;
 	out->t_end_ns = d->t_end_ns;
-	if (nt_replay_read_launch(ts->t, d->launch, &rb, &n, &err) || !n) {
-		snprintf(out->why, sizeof(out->why), "%.95s", n ? err.msg : "no blocks");
+	if ((ret = nt_report_read_blocks(ts, d, bl, &err)) || !bl->n) {
+		if (ret > 0)
+			skip(&ts->r->traces[ts->trace], bl->why);
+		snprintf(out->why, sizeof(out->why), "%.191s", ret > 0 ? bl->why : ret ? err.msg : "no blocks");
 		goto out;
 	}
+	if (!(rb = nt_report_replay_blocks(bl))) {
+		snprintf(out->why, sizeof(out->why), "out of memory");
+		goto out;
+	}
+	n = bl->n;
 	in.n_sm = nt_report_sm_count(ts, d->device);
 	in.slots = out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
 	in.blocks = rb;
@@ -240,7 +325,7 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 		in.slope = k->fit.slope_ns;
 	}
 	if (nt_replay_run(&in, &out->r, &err)) {
-		snprintf(out->why, sizeof(out->why), "%.95s", err.msg);
+		snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
 		goto out;
 	}
 	out->ok = 1;
@@ -269,6 +354,7 @@ out:
 static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, void *arg, struct nt_err *err)
 {
 	struct tstate ts = { .r = r, .trace = ti, .rng = 0x9E3779B97F4A7C15ULL, .err = err };
+	struct nt_report_blocks bl = { 0 };
 	struct nt_report_trace *tr = &r->traces[ti];
 	size_t first_launch = r->n_launches;
 	char buf[32];
@@ -310,7 +396,7 @@ static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, voi
 		r->launches = p;
 	}
 	for (size_t i = 0; i < ts.n_ld; i++)
-		second_pass_launch(&ts, &ts.ld[i], &r->launches[first_launch + i]);
+		second_pass_launch(&ts, &ts.ld[i], &bl, &r->launches[first_launch + i]);
 	r->n_launches += ts.n_ld;
 	tr->n_launches = ts.n_ld;
 	ret = 0;
@@ -321,6 +407,8 @@ out:
 	free(ts.n_fb);
 	free(ts.seen_fb);
 	free(ts.ld);
+	free_keys(&ts);
+	nt_report_blocks_free(&bl);
 	nt_trace_close(ts.t);
 	return ret;
 }
@@ -386,6 +474,15 @@ void nt_report_free(struct nt_report *r)
 	free(r->kernels);
 	free(r->launches);
 	free(r);
+}
+
+const char *nt_report_no_fit(const struct nt_report_kernel *k)
+{
+	if (k->fitted && k->fit.fitted)
+		return NULL;
+	if (!k->fitted)
+		return k->map ? "no blocks" : "no map";
+	return k->fit.n_sm_used < NT_ATTRIB_MIN_SM ? "too few SMs" : "no fit";
 }
 
 static const struct nt_report *rank_of;

@@ -49,11 +49,18 @@ struct nt_report_trace {
 	char gpu[96];
 	int sm_count;
 	int has_map;		/* a map for every device that has launches */
+	char no_map[192];	/* why not, when has_map is 0: the trace's map is damaged, or none */
 	int64_t launches;	/* recorded launches (traced or not) */
 	int64_t traced;		/* with block records */
 	int64_t t_first_ns;	/* earliest GPU start of a traced launch; -1: none */
 	size_t first_launch;	/* its launches: r->launches[first_launch ..] */
 	size_t n_launches;
+	/* Traced launches left out for a bad row of theirs in launches or
+	 * blocks (docs/report.md), and the first one's reason, "<table> row
+	 * (<key>): <fault>".  A launch left out for a block row is in
+	 * launches[], not replayed, with that reason. */
+	int64_t skipped;
+	char skipped_why[192];
 };
 
 /* A device of a trace (its devices table, CUDA ordinals 0..63), with the
@@ -114,7 +121,7 @@ struct nt_report_launch {
 	int slots;		/* occupancy used in the replay */
 	int slots_observed;	/* 1 when taken from the records, not the trace */
 	int ok;			/* replayed */
-	char why[96];		/* when not */
+	char why[192];		/* when not */
 	struct nt_replay_result r;
 };
 
@@ -157,6 +164,11 @@ struct nt_report_block {
 int nt_report_foreach_block(const struct nt_report *r, size_t first, size_t n,
 			    int (*cb)(const struct nt_report_block *b, void *arg), void *arg,
 			    struct nt_err *err);
+
+/* Why k has no fit, in a few words for a table ("no map", "no blocks",
+ * "too few SMs", "no fit": k->fit.reason has the sentence); NULL when it
+ * has one. */
+const char *nt_report_no_fit(const struct nt_report_kernel *k);
 
 /* Kernels' indices ordered by recoverable time, largest first: a new
  * array of n_kernels ints, or NULL when out of memory. */

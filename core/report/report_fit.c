@@ -5,36 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* One launch's block records, in block-id order. */
-struct blocks {
-	size_t n, cap;
-	int32_t *sm;
-	int64_t *t0, *t1;
-	double *cyc;
-};
-
-static int on_block(const struct nt_trace_block *b, void *arg)
-{
-	struct blocks *bl = arg;
-
-	if (bl->n == bl->cap) {
-		size_t cap = bl->cap ? 2 * bl->cap : 1024;
-
-		if (nt_report_resize(&bl->sm, cap, sizeof(*bl->sm)) ||
-		    nt_report_resize(&bl->t0, cap, sizeof(*bl->t0)) ||
-		    nt_report_resize(&bl->t1, cap, sizeof(*bl->t1)) ||
-		    nt_report_resize(&bl->cyc, cap, sizeof(*bl->cyc)))
-			return -1;
-		bl->cap = cap;
-	}
-	bl->sm[bl->n] = b->sm;
-	bl->t0[bl->n] = b->t_start_ns;
-	bl->t1[bl->n] = b->t_end_ns;
-	bl->cyc[bl->n] = (double)(b->c_end - b->c_start);
-	bl->n++;
-	return 0;
-}
-
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s >> 12;
@@ -72,28 +42,25 @@ static int keep_for_fit(struct tstate *ts, int k, const struct nt_attrib_block *
 	return 0;
 }
 
-static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct blocks *bl)
+/* A launch with a bad block row is left out of the sample (the second
+ * pass counts it, report.c). */
+static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl)
 {
 	struct nt_replay_block *rb = NULL;
 	int32_t *wave = NULL, *cores = NULL;
-	int slots, observed, ret = -1, n_sm = nt_report_sm_count(ts, d->device);
+	int slots, observed, ret, n_sm = nt_report_sm_count(ts, d->device);
 
-	bl->n = 0;
-	if (nt_trace_foreach_block(ts->t, d->launch, on_block, bl, ts->err))
-		return -1;
+	if ((ret = nt_report_read_blocks(ts, d, bl, ts->err)))
+		return ret < 0 ? -1 : 0;
 	if (!bl->n)
 		return 0;
-	rb = malloc(bl->n * sizeof(*rb));
+	ret = -1;
+	rb = nt_report_replay_blocks(bl);
 	wave = malloc(bl->n * sizeof(*wave));
 	cores = malloc(bl->n * sizeof(*cores));
 	if (!rb || !wave || !cores) {
 		nt_err_set(ts->err, "out of memory");
 		goto out;
-	}
-	for (size_t i = 0; i < bl->n; i++) {
-		rb[i].t_start_ns = bl->t0[i];
-		rb[i].t_end_ns = bl->t1[i];
-		rb[i].sm = bl->sm[i];
 	}
 	slots = nt_report_launch_slots(d, rb, bl->n, &observed);
 	if (nt_attrib_waves(bl->t0, bl->n, (int64_t)slots * (n_sm > 0 ? n_sm : 1), wave, ts->err) ||
@@ -122,7 +89,7 @@ out:
  * run; reading and preparing the others would cost most of the report's
  * time for nothing (the reservoir in keep_for_fit bounds the rest).
  * Counts come from the launch rows, so every launch is counted. */
-static int fit_samples(struct tstate *ts, struct blocks *bl)
+static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 {
 	struct nt_report *r = ts->r;
 	int64_t *total = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*total));
@@ -220,7 +187,7 @@ static int fit_kernel(struct tstate *ts, int k)
 
 int nt_report_fit_kernels(struct tstate *ts, int k0)
 {
-	struct blocks bl = { 0 };
+	struct nt_report_blocks bl = { 0 };
 	int ret = -1;
 
 	if (fit_samples(ts, &bl))
@@ -230,9 +197,6 @@ int nt_report_fit_kernels(struct tstate *ts, int k0)
 			goto out;
 	ret = 0;
 out:
-	free(bl.sm);
-	free(bl.t0);
-	free(bl.t1);
-	free(bl.cyc);
+	nt_report_blocks_free(&bl);
 	return ret;
 }

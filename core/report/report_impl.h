@@ -2,7 +2,8 @@
  * report_impl.h - what report.c and report_fit.c share while one trace
  * is read; not for callers.  report.c reads the trace's devices, maps and
  * launches, and replays each launch; report_fit.c samples each kernel's
- * blocks and fits them (attrib.h).
+ * blocks and fits them (attrib.h); report_blocks.c reads a launch's
+ * blocks for both; report_rows.c says which rows the report can use.
  */
 #ifndef NT_REPORT_IMPL_H
 #define NT_REPORT_IMPL_H
@@ -21,6 +22,8 @@ struct ldesc {
 	int32_t max_bps;
 };
 
+struct kernel_key;	/* report.c: the trace's kernels by key, a uthash table */
+
 /* What one trace file needs while it is read. */
 struct tstate {
 	struct nt_report *r;
@@ -33,10 +36,41 @@ struct tstate {
 	struct nt_attrib_block **fb;
 	size_t *n_fb, *seen_fb;
 	int cap_k;
+	struct kernel_key *keys;	/* this trace's kernels, by (device, name, grid, block) */
+	char *kbuf;			/* a key being looked up */
+	size_t kcap;
 	uint64_t rng;
 	struct nt_err *err;
 	int failed;
 };
+
+/* report_rows.c: 0 when the row can be used, else -1 and why, "<table>
+ * row (<key>): <fault>" (docs/report.md says what is refused).  listed:
+ * the launch's device is in the trace's devices table; n_sm: the SM
+ * count of the block's device. */
+int nt_report_device_ok(const struct nt_trace_device *d, char *why, size_t len);
+int nt_report_launch_ok(const struct nt_trace_launch *l, int listed, char *why, size_t len);
+int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, char *why, size_t len);
+
+/* report_blocks.c: one launch's block records, in block-id order.
+ * nt_report_read_blocks() empties bl and reads launch d into it, every
+ * row checked: 0; 1 with bl->why when a row is bad (the whole launch is
+ * then left out); -1 with err set when the trace cannot be read or
+ * memory runs out.  nt_report_replay_blocks(): bl as replay input, a new
+ * array (NULL when out of memory). */
+struct nt_report_blocks {
+	size_t n, cap;
+	int32_t *sm;
+	int64_t *t0, *t1;
+	double *cyc;
+	int n_sm;		/* the device's, for the row checks */
+	int oom;
+	char why[160];
+};
+int nt_report_read_blocks(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl,
+			  struct nt_err *err);
+struct nt_replay_block *nt_report_replay_blocks(const struct nt_report_blocks *bl);
+void nt_report_blocks_free(struct nt_report_blocks *bl);
 
 /* *(T **)pp reallocated to n elements of size bytes: 0, or -1 leaving
  * it as it was.  Parallel arrays grow one call each; those already

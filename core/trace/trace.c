@@ -2,6 +2,7 @@
  * adds rows, trace_read.c reads them, trace_schema.c knows the tables. */
 #include "trace/trace_impl.h"
 #include "trace/trace_name.h"
+#include "util/infile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,14 +336,12 @@ out:
 int nt_trace_open(const char *path, struct nt_trace **out, struct nt_err *err)
 {
 	struct nt_trace *t = NULL;
-	struct stat st;
 	int ret = -1;
 
 	*out = NULL;
-	if (stat(path, &st))
-		return nt_err_set(err, "cannot open trace '%s': %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return nt_err_set(err, "cannot open trace '%s': it is a directory", path);
+	/* SQLite would wait forever in open() on a FIFO */
+	if (nt_infile_check(path, "trace", err))
+		return -1;
 	if (!(t = trace_new(path, err)))
 		return -1;
 	if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

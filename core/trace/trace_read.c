@@ -61,6 +61,10 @@ int nt_trace_get_map(struct nt_trace *t, const char *uuid, struct nt_map **out, 
 		nt_trace_db_error(t, err, "cannot read map");
 		goto out;
 	}
+	if (!sqlite3_column_text(st, 0)) {	/* NOT NULL, unless another tool wrote it */
+		nt_err_set(err, "trace '%s': maps row %s has no JSON", t->path, uuid);
+		goto out;
+	}
 	if (asprintf(&name, "%s: map of %s", t->path, uuid) < 0) {
 		name = NULL;
 		nt_err_set(err, "trace '%s': out of memory", t->path);
@@ -149,11 +153,20 @@ int nt_trace_foreach_device(struct nt_trace *t, int (*cb)(const struct nt_trace_
 	return walk(t, st, 0, each_device, &(struct walk){ .device = cb, .arg = arg }, "cannot read devices", err);
 }
 
+/* Text columns declared NOT NULL may still be NULL in a trace another
+ * tool wrote: the readers hand "" for them, never NULL (trace.h). */
+static void kernel_row(sqlite3_stmt *st, int col, struct nt_trace_kernel *k)
+{
+	nt_trace_read_row(st, col, NT_TB_kernels, k);
+	if (!k->mangled)
+		k->mangled = "";
+}
+
 static int each_kernel(sqlite3_stmt *st, struct walk *w)
 {
 	struct nt_trace_kernel k;
 
-	nt_trace_read_row(st, 0, NT_TB_kernels, &k);
+	kernel_row(st, 0, &k);
 	return w->kernel(&k, w->arg);
 }
 
@@ -174,7 +187,7 @@ static int each_launch(sqlite3_stmt *st, struct walk *w)
 	int col = nt_trace_read_row(st, 0, NT_TB_launches, &l);
 	int known = sqlite3_column_type(st, col) != SQLITE_NULL;	/* k.kernel */
 
-	nt_trace_read_row(st, col, NT_TB_kernels, &k);
+	kernel_row(st, col, &k);
 	return w->launch(&l, known ? &k : NULL, w->arg);
 }
 
@@ -230,6 +243,8 @@ static int each_drop(sqlite3_stmt *st, struct walk *w)
 	struct nt_trace_drop d;
 
 	nt_trace_read_row(st, 0, NT_TB_drops, &d);
+	if (!d.reason)
+		d.reason = "";
 	return w->drop(&d, w->arg);
 }
 

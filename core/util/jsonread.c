@@ -1,5 +1,6 @@
 /* Reading JSON through SQLite; jsonread.h says why. */
 #include "util/jsonread.h"
+#include "util/infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,13 +13,13 @@
 
 static int read_whole(const char *path, char **buf, int *len, struct nt_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = nt_infile_open(path, NULL, err);
 	size_t n = 0, cap = 0;
 	char *b = NULL, *nb;
 	int ret = -1;
 
 	if (!f)
-		return nt_err_set(err, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
 	for (;;) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 65536;

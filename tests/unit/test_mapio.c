@@ -323,6 +323,12 @@ static void test_json_out_of_range(void **state)
 		{ "\"created_at_unix\":", "\"created_at_unix\":100000000000000000,\"x\":",
 		  "\"created_at_unix\" 100000000000000000 is not a time in the years 1970..9999" },
 		{ "\"created_at_unix\":", "\"created_at_unix\":-1,\"x\":", "is not a time" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"\",\"x\":\"GPU-", "GPU UUID \"\" is not one" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"GPU-\\u001b[31m", "is not one" },
+		{ "\"uuid\":\"GPU-", "\"uuid\":\"GPU-../../x", "is not one" },
+		{ "\"sm_clock_mhz\":", "\"sm_clock_mhz\":1e999,\"x\":", "sm_clock_mhz inf is not a clock" },
+		{ "\"sm_clock_mhz\":", "\"sm_clock_mhz\":-5,\"x\":", "sm_clock_mhz -5 is not a clock" },
+		{ "\"chain\":[600", "\"chain\":[null", "no SM has a chain latency" },
 	};
 	char *base = valid_text(state, nt_map_write_json), *many = malloc(4 * 5000 + 32);
 	struct bad_case big;
@@ -356,6 +362,10 @@ static void test_csv_out_of_range(void **state)
 		{ "# n_line=2", "# n_line=100000", "n_line=100000: nucatrace reads maps of at most 4096 lines" },
 		{ "# created_at=1764461400", "# created_at=100000000000000000",
 		  "created_at is not a time in the years 1970..9999: '100000000000000000'" },
+		{ "# uuid=GPU-", "# uuid=GPU-\x07", "is not one" },
+		{ "# uuid=GPU-", "# uuid=\n# x=GPU-", "GPU UUID \"\" is not one" },
+		{ "# sm_clock_mhz=", "# sm_clock_mhz=1e999\n# x=", "sm_clock_mhz inf is not a clock" },
+		{ "chain,0,,600", "chain,0,,", "no SM has a chain latency" },
 	};
 	char *base = valid_text(state, write_csv);
 
@@ -379,6 +389,46 @@ static void test_json_unknown_keys(void **state)
 	assert_maps_equal(want, m);
 	nt_map_free(m);
 	nt_map_free(want);
+	free(text2);
+	free(text);
+	free(base);
+	free(path);
+}
+
+/* Text that is not UTF-8 is kept as U+FFFD, so an accepted map reads
+ * back the same after it is written (it did not: the writer's U+FFFD
+ * made "command" too long to read; found by tests/fuzz/map_json.c). */
+static void test_text_not_utf8(void **state)
+{
+	char *base = valid_text(state, nt_map_write_json), *path = path_in(state, "bad-utf8.json");
+	char long_bad[200], *text, *text2;
+	struct nt_map *m = NULL, *back = NULL;
+	struct nt_err err = { "" };
+	FILE *f;
+
+	memset(long_bad, 0xff, sizeof(long_bad) - 1);
+	long_bad[sizeof(long_bad) - 1] = '\0';
+	text = mutate(base, "\"host\":\"", "\"host\":\"\xc3(\xff");
+	write_file(path, text, strlen(text));
+	if (nt_map_read_json(path, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_memory_equal(m->host, "\xef\xbf\xbd(\xef\xbf\xbd", 7);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(nt_map_write_json(f, m, 1), 0);
+	assert_int_equal(fclose(f), 0);
+	if (nt_map_read_json(path, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(back->host, m->host);
+	nt_map_free(m);
+	nt_map_free(back);
+	/* 199 such bytes would be 597 as U+FFFD: too long, refused at once */
+	text2 = malloc(strlen(base) + sizeof(long_bad) + 16);
+	assert_non_null(text2);
+	sprintf(text2, "%.*s\"command\":\"%s", (int)(strstr(base, "\"command\":\"") - base), base, long_bad);
+	strcat(text2, strstr(base, "\"command\":\"") + strlen("\"command\":\""));
+	write_file(path, text2, strlen(text2));
+	assert_int_equal(nt_map_read_json(path, &m, &err), -1);
+	assert_non_null(strstr(err.msg, "\"command\" is too long"));
 	free(text2);
 	free(text);
 	free(base);
@@ -435,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_unknown_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_not_utf8, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test(test_invalid_map_not_written),
 		cmocka_unit_test(test_json_text),

@@ -237,6 +237,9 @@ static void test_damaged_rows(void **state)
 		{ "UPDATE sm_value SET noise = -1 WHERE sm = 0", "noise of sm 0 is -1" },
 		{ "UPDATE line_value SET ft_first = 2e6 WHERE sm = 1 AND line = 0",
 		  "ft_first of sm 1 line 0 is 2e+06" },
+		{ "UPDATE calib SET uuid = ''", "GPU UUID \"\" is not one" },
+		{ "UPDATE calib SET sm_clock_mhz = 9e999", "sm_clock_mhz inf is not a clock" },
+		{ "UPDATE sm_value SET chain = NULL", "no SM has a chain latency" },
 		{ "UPDATE calib SET created_at = 100000000000000000",
 		  "created_at is not a time in the years 1970..9999" },
 	};

@@ -1,0 +1,51 @@
+/*
+ * Fuzz target: a sampling policy (sampling.h), as --sample and
+ * NUCATRACE_SAMPLE give one (fuzz.h, docs/fuzzing.md).  A policy the
+ * parser accepts decides launches, and its canonical form parses to
+ * itself (sampling.h: the same policy always gives the same string).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "trace/sampling.h"
+
+static const char *const kernels[] = {
+	"_Z4gemmPfS_S_i", "_Z5chasePi", "ampere_sgemm_128x64_nn", "",
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *policy = fuzz_string(data, size), *canon = NULL;
+	struct nt_sampling *s = NULL, *again = NULL;
+	struct nt_err err;
+
+	if (nt_sampling_parse(policy, &s, &err))
+		goto out;
+	for (int i = 0; i < 64; i++) {
+		const char *k = kernels[i % 4];
+
+		if (nt_sampling_needs_demangled(s, k))
+			nt_sampling_decide(s, k, i % 3 ? "gemm(float*, float*, float*, int)" : NULL);
+		else
+			nt_sampling_decide(s, k, NULL);
+	}
+	if (!(canon = strdup(nt_sampling_string(s))))
+		abort();
+	if (nt_sampling_parse(canon, &again, &err)) {
+		fprintf(stderr, "canonical form '%s' does not parse: %s\n", canon, err.msg);
+		abort();
+	}
+	if (strcmp(canon, nt_sampling_string(again))) {
+		fprintf(stderr, "canonical form '%s' parses to '%s'\n", canon, nt_sampling_string(again));
+		abort();
+	}
+out:
+	nt_sampling_free(s);
+	nt_sampling_free(again);
+	free(canon);
+	free(policy);
+	return 0;
+}
