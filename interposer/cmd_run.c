@@ -93,13 +93,19 @@ static void calibrate_missing(const char *store_path)
 	struct nt_calib_opts o;
 	struct nt_cuda cu;
 	struct nt_err err;
-	int count = 0;
+	int count = 0, lock = -1;
 
 	if (nt_cuda_load(&cu, &err))
 		return;
 	if (cu.cuDeviceGetCount(&count) || !count)
 		goto out;
 	if (nt_store_open_default(store_path, 1, &store, &err)) {
+		warning("%s; not calibrating", err.msg);
+		goto out;
+	}
+	/* The ranks of a job on this machine, each under its own `nucatrace
+	 * run`: one calibrates what is missing, the others wait, then find it. */
+	if ((lock = nt_store_lock(store, 1, &err)) < 0) {
 		warning("%s; not calibrating", err.msg);
 		goto out;
 	}
@@ -133,6 +139,7 @@ static void calibrate_missing(const char *store_path)
 		nt_map_free(m);
 	}
 out:
+	nt_store_unlock(lock);
 	nt_store_close(store);
 	nt_cuda_unload(&cu);
 }

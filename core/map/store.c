@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #define SQL_TEXT " TEXT"
@@ -228,6 +231,33 @@ int nt_store_open_default(const char *path, int create, struct nt_store **out, s
 	if (!path && !(path = nt_store_default_path(buf, sizeof(buf))))
 		return nt_err_set(err, "no store path: set NUCATRACE_STORE or HOME, or use --store");
 	return nt_store_open(path, create, out, err);
+}
+
+int nt_store_lock(const struct nt_store *s, int wait, struct nt_err *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s.calibrating", s->path) >= (int)sizeof(path))
+		return nt_err_set(err, "map store path '%s' is too long", s->path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return nt_err_set(err, "cannot open the lock '%s': %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
+		if (errno == EINTR)
+			continue;
+		nt_err_set(err, "%s '%s': %s", errno == EWOULDBLOCK ? "another process holds the lock" :
+			   "cannot lock", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void nt_store_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* drops the flock */
 }
 
 void nt_store_close(struct nt_store *s)

@@ -86,6 +86,14 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
  * used is nt_store_path(*out). */
 int nt_store_open_default(const char *path, int create, struct nt_store **out, struct nt_err *err);
 void nt_store_close(struct nt_store *s);
+
+/* Calibrations that would race (the ranks of one job each starting
+ * `nucatrace run` on one machine, each finding a GPU without a map) take
+ * turns: an exclusive flock(2) on "<store>.calibrating".  wait = 0 fails
+ * at once when another process holds it.  A descriptor for
+ * nt_store_unlock(), or -1 with err set. */
+int nt_store_lock(const struct nt_store *s, int wait, struct nt_err *err);
+void nt_store_unlock(int fd);
 const char *nt_store_path(const struct nt_store *s);
 
 /* Add map as a new calibration, in one transaction; its id in *id (may

@@ -439,6 +439,26 @@ static void test_open_default(void **state)
 	free(path);
 }
 
+/* Calibrations take turns on a store: a second holder fails without
+ * waiting, and gets it once the first lets go. */
+static void test_lock(void **state)
+{
+	char *path = path_in(state, "lock.db");
+	struct nt_store *s = open_ok(path, 1);
+	struct nt_err err = { "" };
+	int a, b;
+
+	assert_true((a = nt_store_lock(s, 1, &err)) >= 0);
+	assert_int_equal(nt_store_lock(s, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "another process holds the lock"));
+	assert_non_null(strstr(err.msg, "lock.db.calibrating"));
+	nt_store_unlock(a);
+	assert_true((b = nt_store_lock(s, 0, &err)) >= 0);
+	nt_store_unlock(b);
+	nt_store_close(s);
+	free(path);
+}
+
 static void test_unwritable(void **state)
 {
 	char *file = path_in(state, "plain"), *path = path_in(state, "plain/sub/maps.db");
@@ -559,6 +579,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_find_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_and_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_becomes_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
