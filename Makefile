@@ -197,7 +197,7 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate
 
 bench: all $(GPU_PROGS) bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
-	@BUILD=$(BUILD) tests/bench/interposer.sh
+	@BUILD=$(BUILD) python3 tests/bench/interposer.py
 
 # The report's speed over 10 million synthetic block records (CPU only).
 $(BUILD)/tests/gen_trace: tests/bench/gen_trace.c $(BUILD)/libntcore.a

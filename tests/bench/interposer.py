@@ -15,6 +15,7 @@ table gives every median and its ratio to bare.  What is timed:
   gemm      a bf16 4096^3 cuBLAS GEMM in PyTorch: median event time
   chase     an L2-latency-bound chase, 4 one-warp blocks per SM: median
             event time
+  startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2]
 Environment: BUILD (build folder, default build).
@@ -47,6 +48,7 @@ WORKLOADS = {
     "launches": ([f"{B}/tests/gpu/bench", "launches", "100000"], {"wall_s": r"^launches ([0-9.]+) s"}),
     "gemm": (["python3", "tests/gpu/progs/torch_bench.py"], {"gemm_ms": r"^gemm ([0-9.]+) ms"}),
     "chase": ([f"{B}/tests/gpu/bench", "chase", "200"], {"chase_ms": r"^chase ([0-9.]+) ms"}),
+    "startup": (["sh", "tests/bench/startup.sh", "200"], {"start_s": r"^startup ([0-9.]+) s"}),
 }
 
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A workload for tests/bench/interposer.sh: wall seconds of N starts of a
+# A workload for tests/bench/interposer.py: wall seconds of N starts of a
 # program that never touches CUDA (what the interposer costs a process
 # it is preloaded into, such as the shell and tools around a job).
 n=${1:-200}

@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
 		  '$NT' calibrate --quick --no-store --quiet --output '$OUT/quick-shifted.json'; wait; } &&
 		'$NT' fingerprint --eval tests/data/maps/*.json '$OUT/full.json' '$OUT/quick.json' '$OUT/quick-shifted.json' '$OUT'/fpq/*.json" ;;
 	bench) step bench-calibrate env NUCATRACE="$NT" tests/bench/calibrate.sh
-		step bench-interposer env BUILD="$B" tests/bench/interposer.sh ;;
+		step bench-interposer env BUILD="$B" python3 tests/bench/interposer.py ;;
 	validate) step validate env BUILD="$B" tests/gpu/validate.sh /tmp/validate
 		tar czf "$OUT/validate.tgz" -C /tmp validate ;;
 	torch) step torch sh -c "rm -rf /tmp/torch && mkdir -p /tmp/torch &&
