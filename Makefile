@@ -138,7 +138,7 @@ FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
             $(BUILD)/tests/fake_app
 $(BUILD)/tests/fake_app: tests/fault/fake_app.c
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< -ldl
+	$(CC) -o $@ $< -ldl -lpthread
 $(BUILD)/tests/cuda_prog: tests/fault/cuda_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< -ldl

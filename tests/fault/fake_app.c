@@ -13,8 +13,11 @@
  *                       function between replays
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
+ *   fake_app threads N  8 threads launching N times each, at once, kernels
+ *                       of two modules on a stream of their own
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,19 @@ typedef void (*module_fn)(long, long);
 typedef void (*launch_fn)(long, long, long, const char *, unsigned, unsigned, unsigned, long);
 typedef void (*graph_fn)(long, long, int, const long *, const long *, const char *const *, const unsigned *,
 			 const unsigned *, long);
+
+static launch_fn launch;
+static long per_thread;
+
+static void *launcher(void *arg)
+{
+	long t = (long)arg;
+
+	for (long i = 0; i < per_thread; i++)
+		launch(1, 1 + (i + t) % 2, 1 + (i + t) % 2, (i + t) % 2 ? "_Z4fillPfi" : "_Z4gemmPfS_",
+		       64 + (unsigned)t, 128, 0, 10 + t);
+	return NULL;
+}
 
 static void *sym(void *h, const char *name)
 {
@@ -46,7 +62,6 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 10;
 	context_fn context;
 	module_fn module;
-	launch_fn launch;
 	graph_fn graph;
 
 	if (!init || init(0)) {
@@ -86,11 +101,19 @@ int main(int argc, char **argv)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 			launch(1, 1, 1, names[0], 100, 128, 0, 2);
 		}
+	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
+		pthread_t th[8];
+
+		per_thread = n;
+		for (long t = 0; t < 8; t++)
+			pthread_create(&th[t], NULL, launcher, (void *)t);
+		for (int t = 0; t < 8; t++)
+			pthread_join(th[t], NULL);
 	} else if (argc > 1 && !strcmp(argv[1], "big")) {
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|big N\n");
+		fprintf(stderr, "usage: fake_app steps|graph|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();
