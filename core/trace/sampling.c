@@ -65,13 +65,14 @@ static int parse_count(const char *term, const char *val, int64_t *v, struct nt_
 /* "budget=2.5" -> 2.5 into *v: a percent in (0, 100]. */
 static int parse_percent(const char *term, const char *val, double *v, struct nt_err *err)
 {
-	char *end;
-	double p;
+	char *end = (char *)val;
+	double p = 0;
 
 	if (*v)
 		return nt_err_set(err, "sampling policy: '%s' given twice", term);
 	errno = 0;
-	p = (*val >= '0' && *val <= '9') || *val == '.' ? strtod(val, &end) : 0;
+	if ((*val >= '0' && *val <= '9') || *val == '.')
+		p = strtod(val, &end);
 	if (errno || *end || !(p > 0 && p <= 100))
 		return nt_err_set(err, "sampling policy: in '%s', '%s' is not a percent in (0, 100]", term,
 				  val);

@@ -44,7 +44,9 @@ for f in "$c"/map_json/*.json; do
 done
 
 printf 'all' >"$c/sampling/all"
-printf 'first=8,every=1000' >"$c/sampling/default"
+printf 'all,window=1000,skip=1000,budget=1' >"$c/sampling/default"
+printf 'first=8,every=1000' >"$c/sampling/per-kernel"
+printf 'window=3,skip=2,idle=5,budget=12.5,max=9' >"$c/sampling/windows"
 printf ' match=*gemm* , max=100' >"$c/sampling/match"
 printf 'none' >"$c/sampling/none"
 printf 'first=2,match=_Z*,match=*chase*' >"$c/sampling/two-globs"

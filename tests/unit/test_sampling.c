@@ -314,6 +314,7 @@ static void test_budget(void **state)
 	refused("budget=0", "percent");
 	refused("budget=101", "percent");
 	refused("budget=x", "percent");
+	refused("budget=\377\377mm", "percent");	/* found by the fuzzer: no number read */
 	refused("budget=1,budget=2", "twice");
 	s = parse_ok("budget=0.5,window=10");
 	assert_string_equal(nt_sampling_string(s), "all,window=10,budget=0.5");
