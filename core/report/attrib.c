@@ -1,6 +1,7 @@
 #include "report/attrib.h"
 #include "report/attrib_ctl.h"
 #include "map/map.h"
+#include "util/rng.h"
 
 #include <limits.h>
 #include <math.h>
@@ -172,15 +173,6 @@ static double weighted_median(const struct pair *p, const int *w, const int *grp
 	return 0.5 * (a + p[k].s);
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* Quantile q of sorted v[0..n-1], linear between order statistics. */
 static double quantile(const double *v, int n, double q)
 {
@@ -210,7 +202,7 @@ static void bootstrap(const struct pair *pn, const struct pair *pc, int m, int *
 
 		memset(w, 0, sizeof(*w) * m);
 		for (int k = 0; k < m; k++)
-			w[(splitmix64(&seed) >> 32) * (uint64_t)m >> 32]++;
+			w[nt_rng_below(&seed, (uint32_t)m)]++;
 		sn = weighted_median(pn, w, grp, m, gw);
 		sc = weighted_median(pc, w, grp, m, gw);
 		if (!isnan(sn))
