@@ -88,8 +88,8 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_kv_int(j, "kernel", l->kernel);
 	nt_json_kv_bool(j, "credible", l->ok && fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR);
 	nt_json_kv_bool(j, "replayed", l->ok);
+	nt_json_kv_str(j, "why", l->why[0] ? l->why : NULL);
 	if (!l->ok) {
-		nt_json_kv_str(j, "why", l->why);
 		nt_json_end_object(j);
 		return;
 	}
@@ -98,6 +98,10 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_kv_double(j, "makespan_ns", l->r.measured_ns);
 	nt_json_kv_double(j, "replay_ns", l->r.replay_ns);
 	nt_json_kv_double(j, "replay_error_pct", l->r.error_pct);
+	nt_json_kv_double(j, "start_error_pct", l->r.start_err_pct);
+	nt_json_kv_double(j, "start_error_p90_pct", l->r.start_err_p90_pct);
+	nt_json_kv_double(j, "turnaround_ns", l->dispatch.turnaround_ns);
+	nt_json_kv_double(j, "refill_gap_ns", l->dispatch.gap_ns);
 	nt_json_kv_double(j, "hardware_ns", l->r.hardware_ns);
 	nt_json_kv_double(j, "uniform_ns", l->r.uniform_ns);
 	nt_json_kv_double(j, "aware_ns", l->r.aware_ns);

@@ -17,27 +17,36 @@ static double pct(double part, double whole)
  * reaches the end, between characters). */
 #define WIDTH 100
 #define INDENT 11
-static void wrapped(FILE *f, const char *s)
+static void wrapped_at(FILE *f, const char *s, int indent, int hang)
 {
 	char buf[NT_TEXT_ROOM(WIDTH)];
 	const char *p = s;
 
-	while (*p) {
+	for (int first = 1; *p; first = 0) {
+		if (!first && hang) {	/* the lines after the first hang under it */
+			indent += hang;
+			hang = 0;
+		}
 		size_t n = strlen(p), cut = n;
 		char *line;
 
-		if (n > WIDTH - INDENT) {
-			for (cut = WIDTH - INDENT; cut > 0 && p[cut] != ' '; cut--)
+		if (n > (size_t)(WIDTH - indent)) {
+			for (cut = WIDTH - indent; cut > 0 && p[cut] != ' '; cut--)
 				;
-			for (cut = cut ? cut : WIDTH - INDENT; cut > 1 && (p[cut] & 0xc0) == 0x80;)
+			for (cut = cut ? cut : (size_t)(WIDTH - indent); cut > 1 && (p[cut] & 0xc0) == 0x80;)
 				cut--;
 		}
 		line = strndup(p, cut);
-		fprintf(f, "%*s%s\n", INDENT, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - INDENT));
+		fprintf(f, "%*s%s\n", indent, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - indent));
 		free(line);
 		p += cut;
 		p += strspn(p, " ");
 	}
+}
+
+static void wrapped(FILE *f, const char *s)
+{
+	wrapped_at(f, s, INDENT, 0);
 }
 
 /* v as fmt prints it, or "-" when it is not a number (NAN: R^2 of SM
@@ -84,6 +93,31 @@ static void header(FILE *f, const struct nt_report *r)
 	}
 }
 
+/* The launches the replay could not reproduce, each with why: they are
+ * left out of every figure below. */
+#define LEFT_OUT_SHOWN 10
+static void left_out(FILE *f, const struct nt_report *r)
+{
+	int shown = 0, n = r->replayed - r->credible;
+
+	if (n <= 0)
+		return;
+	fprintf(f, "                     left out of the figures below:\n");
+	for (size_t i = 0; i < r->n_launches && shown < LEFT_OUT_SHOWN; i++) {
+		const struct nt_report_launch *l = &r->launches[i];
+		char line[NT_TEXT_ROOM(WIDTH)];
+
+		if (!l->ok || fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR)
+			continue;
+		snprintf(line, sizeof(line), "- trace %d launch %lld: %s", l->trace + 1, (long long)l->launch,
+			 l->why);
+		wrapped_at(f, line, 21, 2);
+		shown++;
+	}
+	if (n > shown)
+		fprintf(f, "%*s... and %d more (--launches lists them all)\n", 21, "", n - shown);
+}
+
 static void program(FILE *f, const struct nt_report *r)
 {
 	double t = r->time_ns_credible;
@@ -91,9 +125,10 @@ static void program(FILE *f, const struct nt_report *r)
 	fprintf(f, "\nprogram, over its traced launches: GPU time %.3f ms in %d launches\n",
 		r->time_ns / 1e6, r->replayed);
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
-		   "                     %.0f%% on %d of %d launches (largest error %.2f%%)", NT_REPORT_MAX_REPLAY_ERR,
-		r->credible, r->replayed, r->replay_err_max_pct);
-	fprintf(f, "%s\n", r->credible < r->replayed ? ": the others are left out below" : "");
+		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
+		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed, pct(r->time_ns_credible, r->time_ns),
+		r->replay_err_max_pct);
+	left_out(f, r);
 	fprintf(f, "  over those %d launches (%.3f ms):\n", r->credible, t / 1e6);
 	fprintf(f, "  lost to slow SMs   %10.3f ms %6.1f%%  every SM as fast as the average SM\n",
 		r->lost_ns / 1e6, pct(r->lost_ns, t));

@@ -293,7 +293,7 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	struct nt_map *m = nt_report_map(ts, d->device);
 	struct nt_replay_input in = { 0 };
 	struct nt_replay_block *rb = NULL;
-	double *lat = NULL;
+	double *lat = NULL, *offset = NULL;
 	struct nt_err err;
 	size_t n;
 	int ret;
@@ -320,6 +320,17 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	in.slots = out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
 	in.blocks = rb;
 	in.n_blocks = n;
+	if (!(offset = malloc((size_t)in.n_sm * sizeof(*offset)))) {
+		snprintf(out->why, sizeof(out->why), "out of memory");
+		goto out;
+	}
+	if (nt_dispatch_fit(rb, n, in.n_sm, in.slots, offset, &out->dispatch, &err)) {
+		snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
+		goto out;
+	}
+	in.sm_offset = offset;
+	in.turnaround_ns = out->dispatch.turnaround_ns;
+	in.gap_ns = out->dispatch.gap_ns;
 	if (m && k->fitted && k->fit.fitted && (lat = nt_report_replay_lat(m, in.n_sm))) {
 		in.lat = lat;
 		in.slope = k->fit.slope_ns;
@@ -333,8 +344,13 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	k->time_ns += out->r.measured_ns;
 	if (fabs(out->r.error_pct) > k->replay_err_max_pct)
 		k->replay_err_max_pct = fabs(out->r.error_pct);
-	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR)
+	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR) {
+		snprintf(out->why, sizeof(out->why), "replay %.1f%% %s of the measured %.1f us; %.2f waves; "
+			 "block starts off by a median %.1f%% of the makespan", fabs(out->r.error_pct),
+			 out->r.error_pct < 0 ? "short" : "long", out->r.measured_ns / 1e3, out->r.waves,
+			 out->r.start_err_pct);
 		goto out;
+	}
 	k->credible++;
 	k->time_ns_credible += out->r.measured_ns;
 	k->lost_ns += out->r.lost_ns;
@@ -349,6 +365,7 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 out:
 	free(rb);
 	free(lat);
+	free(offset);
 }
 
 static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, void *arg, struct nt_err *err)

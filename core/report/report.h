@@ -31,6 +31,7 @@
 #include "report/attrib.h"
 #include "util/err.h"
 #include "map/map.h"
+#include "report/dispatch.h"
 #include "report/replay.h"
 
 #define NT_REPORT_FIT_BLOCKS (1 << 18)
@@ -121,7 +122,8 @@ struct nt_report_launch {
 	int slots;		/* occupancy used in the replay */
 	int slots_observed;	/* 1 when taken from the records, not the trace */
 	int ok;			/* replayed */
-	char why[192];		/* when not */
+	char why[192];		/* when not, or why its replay is not credible */
+	struct nt_dispatch dispatch;	/* the replay's dispatch model, fitted to the records */
 	struct nt_replay_result r;
 };
 
