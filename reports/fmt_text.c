@@ -118,6 +118,33 @@ static void left_out(FILE *f, const struct nt_report *r)
 		fprintf(f, "%*s... and %d more (--launches lists them all)\n", 21, "", n - shown);
 }
 
+/* The probe effect (report.h): what the native times say. */
+static void probe(FILE *f, const struct nt_report *r)
+{
+	int known = 0, unknown = 0;
+
+	for (int i = 0; i < r->n_kernels; i++) {
+		const struct nt_report_kernel *k = &r->kernels[i];
+
+		if (!k->credible)
+			continue;
+		known += isfinite(k->probe_share);
+		unknown += !isfinite(k->probe_share);
+	}
+	fprintf(f, "  probe effect       ");
+	if (!known) {
+		fprintf(f, "unknown: no native times for its kernels (figures in traced time)\n");
+		return;
+	}
+	fprintf(f, "native times of %d of %d kernels set the figures below in native time;\n", known,
+		known + unknown);
+	if (r->probe_left_out)
+		fprintf(f, "                     left out: %d launches (%.3f ms traced, %.1f%%) of kernels whose\n"
+			   "                     instrumentation took %.0f%%+ of their time: not measurable here\n",
+			r->probe_left_out, r->probe_left_out_ns / 1e6, pct(r->probe_left_out_ns, r->time_ns),
+			100 * NT_REPORT_PROBE_MAX);
+}
+
 static void program(FILE *f, const struct nt_report *r)
 {
 	double t = r->time_ns_credible;
@@ -126,10 +153,13 @@ static void program(FILE *f, const struct nt_report *r)
 		r->time_ns / 1e6, r->replayed);
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
 		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
-		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed, pct(r->time_ns_credible, r->time_ns),
+		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed,
+		pct(r->traced_credible_ns + r->probe_left_out_ns, r->time_ns),
 		r->replay_err_max_pct);
 	left_out(f, r);
-	fprintf(f, "  over those %d launches (%.3f ms):\n", r->credible, t / 1e6);
+	probe(f, r);
+	fprintf(f, "  over the %d launches summed (%.3f ms native where known, %.3f ms traced):\n",
+		r->credible - r->probe_left_out, t / 1e6, r->traced_credible_ns / 1e6);
 	fprintf(f, "  lost to slow SMs   %10.3f ms %6.1f%%  every SM as fast as the average SM\n",
 		r->lost_ns / 1e6, pct(r->lost_ns, t));
 	fprintf(f, "  recoverable        %10.3f ms %6.1f%%  placement-aware schedule (longest blocks\n"
@@ -150,13 +180,43 @@ static void program(FILE *f, const struct nt_report *r)
 		r->quantisation_ns / 1e6, pct(r->quantisation_ns, t));
 }
 
+static void shuffle_check(FILE *f, const struct nt_report *r)
+{
+	const struct nt_report_check *c = &r->check;
+
+	fprintf(f, "  verdict            %d kernel%s L2-sensitive at a false discovery rate of %g%%\n", r->sensitive,
+		r->sensitive == 1 ? "" : "s", 100 * NT_REPORT_FDR);
+	if (!c->done)
+		return;
+	fprintf(f, "  shuffle check      against %d maps with their TPCs shuffled at random (no physics), the\n"
+		   "                     verdicts of %d kernels: %d of %d called L2-sensitive (%.2f%%), on %d\n"
+		   "                     map%s (at most %d on one); %d passed the shuffle test alone\n",
+		c->maps, c->kernels, c->sensitive, c->judged, 100 * c->rate, c->maps_any, c->maps_any == 1 ? "" : "s",
+		c->max_per_map, c->significant);
+}
+
+/* The verdict in a table cell: yes, no, other, n/m (not measurable). */
+static const char *verdict_cell(const struct nt_report_kernel *k)
+{
+	switch (k->verdict) {
+	case NT_VERDICT_SENSITIVE:
+		return "yes";
+	case NT_VERDICT_OTHER:
+		return "other";
+	case NT_VERDICT_NOT_MEASURABLE:
+		return "n/m";
+	default:
+		return "no";
+	}
+}
+
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
 {
 	if (nt_report_no_fit(k))
 		snprintf(buf, len, "%-6s %-28s", "-", nt_report_no_fit(k));
 	else
-		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", k->fit.sensitive ? "yes" : "no",
-			 k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi);
+		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", verdict_cell(k), k->fit.slope_ns,
+			 k->fit.slope_lo, k->fit.slope_hi);
 }
 
 static void kernels(FILE *f, const struct nt_report *r, const int *idx, const struct nt_format_opts *o)
@@ -183,11 +243,20 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		if (k->credible < k->replayed)
 			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
 		fputc('\n', f);
-		if (k->fitted && k->fit.fitted)
-			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %s\n",
-				k->fit.effect_pct, k->fit.confidence, num(r2, sizeof(r2), "%.2f", k->fit.r2));
-		else if (k->fitted)
+		if (k->fitted && k->fit.fitted) {
+			char why[512];
+
+			fprintf(f, "      slope x latency range %.2f%% of a block, R^2 %s, p %.2g (%d shuffled maps), "
+				"q %.2g\n", k->fit.effect_pct, num(r2, sizeof(r2), "%.2f", k->fit.r2), k->fit.p_value,
+				k->fit.shuffles, k->q_value);
+			nt_report_verdict_text(k, why, sizeof(why));
+			wrapped_at(f, why, 6, 2);
+		} else if (k->fitted) {
 			fprintf(f, "      no fit: %s\n", k->fit.reason);
+		}
+		if (isfinite(k->probe_share) && k->verdict != NT_VERDICT_NOT_MEASURABLE)
+			fprintf(f, "      native %.1f us against %.1f us traced: instrumentation %.0f%%\n",
+				k->native_ns / 1e3, k->traced_min_ns / 1e3, 100 * k->probe_share);
 		fprintf(f, "      as persistent: %.1f%% by the map, %.1f%% by the shape of the grid\n",
 			pct(k->rebalance_ns, k->time_ns_credible), pct(k->quantisation_ns, k->time_ns_credible));
 	}
@@ -234,6 +303,7 @@ static int write_text(FILE *f, const struct nt_report *r, const struct nt_format
 	for (int i = 0; i < r->n_kernels; i++)
 		rank[idx[i]] = i;
 	program(f, r);
+	shuffle_check(f, r);
 	kernels(f, r, idx, o);
 	if (o->launches)
 		launches(f, r, rank);
