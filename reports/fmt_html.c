@@ -290,7 +290,9 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			html_num(f, "%.2f", k->fit.r2);
 			fputs("</td>", f);
 		} else {
-			fprintf(f, "<td>&#8211;</td><td class=\"l\" colspan=\"4\">%s</td>", nt_report_no_fit(k));
+			fprintf(f, "<td class=\"l\">%s</td><td class=\"l\" colspan=\"4\">%s</td>",
+				k->verdict == NT_VERDICT_NOT_MEASURABLE ? nt_report_verdict_name(k->verdict) : "&#8211;",
+				nt_report_no_fit(k));
 		}
 		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
 			pct(k->lost_ns, k->time_ns_credible), pct(k->recoverable_ns, k->time_ns_credible),

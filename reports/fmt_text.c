@@ -213,7 +213,8 @@ static const char *verdict_cell(const struct nt_report_kernel *k)
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
 {
 	if (nt_report_no_fit(k))
-		snprintf(buf, len, "%-6s %-28s", "-", nt_report_no_fit(k));
+		snprintf(buf, len, "%-6s %-28s", k->verdict == NT_VERDICT_NOT_MEASURABLE ? "n/m" : "-",
+			 nt_report_no_fit(k));
 	else
 		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", verdict_cell(k), k->fit.slope_ns,
 			 k->fit.slope_lo, k->fit.slope_hi);
@@ -253,6 +254,12 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 			wrapped_at(f, why, 6, 2);
 		} else if (k->fitted) {
 			fprintf(f, "      no fit: %s\n", k->fit.reason);
+		}
+		if (k->verdict == NT_VERDICT_NOT_MEASURABLE && !(k->fitted && k->fit.fitted)) {
+			char why[512];
+
+			nt_report_verdict_text(k, why, sizeof(why));
+			wrapped_at(f, why, 6, 2);
 		}
 		if (isfinite(k->probe_share) && k->verdict != NT_VERDICT_NOT_MEASURABLE)
 			fprintf(f, "      native %.1f us against %.1f us traced: instrumentation %.0f%%\n",

@@ -116,7 +116,7 @@ int nt_report_shuffle_check(struct nt_report *r, int n_maps, uint64_t seed, stru
 		const struct nt_report_kernel *k = &r->kernels[i];
 
 		dev_of[i] = -1;
-		if (k->verdict == NT_VERDICT_NO_FIT)
+		if (!k->fitted || !k->fit.fitted || !k->sm_median_ns)
 			continue;
 		for (int d = 0; d < r->n_devices; d++)
 			if (r->devices[d].trace == k->trace && r->devices[d].device == k->device &&

@@ -195,14 +195,16 @@ static void verdict(struct nt_report_kernel *k)
 	const struct nt_kernel_fit *f = &k->fit;
 
 	k->sensitive = 0;
+	if (k->probe_share >= NT_REPORT_PROBE_MAX) {
+		k->verdict = NT_VERDICT_NOT_MEASURABLE;	/* with a fit or without */
+		return;
+	}
 	if (!fitted(k)) {
 		k->verdict = NT_VERDICT_NO_FIT;
 		return;
 	}
 	follows(k);
-	if (k->probe_share >= NT_REPORT_PROBE_MAX)
-		k->verdict = NT_VERDICT_NOT_MEASURABLE;
-	else if (k->q_value <= NT_REPORT_FDR && f->effect_pct >= NT_ATTRIB_SENSITIVE_PCT)
+	if (k->q_value <= NT_REPORT_FDR && f->effect_pct >= NT_ATTRIB_SENSITIVE_PCT)
 		k->verdict = NT_VERDICT_SENSITIVE;
 	else if ((f->slope_ns < 0 || f->effect_pct >= NT_ATTRIB_SENSITIVE_PCT) && k->follows >= 0)
 		k->verdict = NT_VERDICT_OTHER;
