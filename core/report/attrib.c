@@ -326,8 +326,8 @@ static void effect(struct nt_kernel_fit *f)
 	f->effect_hi_pct = 100.0 * f->slope_hi * range / f->median_ns;
 }
 
-/* Midranks of y[0..m-1], centred (they sum to 0), into rc; tmp has room
- * for m pairs. */
+/* Values with their index, sorted by value then index: for ranks and
+ * for Benjamini-Hochberg. */
 struct ranked {
 	double y;
 	int i;
@@ -342,6 +342,8 @@ static int cmp_ranked(const void *a, const void *b)
 	return x->i - y->i;
 }
 
+/* Midranks of y[0..m-1], centred (they sum to 0), into rc; tmp has room
+ * for m pairs. */
 static void centred_ranks(const double *y, int m, double *rc, struct ranked *tmp)
 {
 	for (int j = 0; j < m; j++)
@@ -356,6 +358,25 @@ static void centred_ranks(const double *y, int m, double *rc, struct ranked *tmp
 			rc[tmp[t].i] = 0.5 * (j + k) + 1 - 0.5 * (m + 1);
 		j = k + 1;
 	}
+}
+
+int nt_attrib_bh(const double *p, int m, double *q)
+{
+	struct ranked *o = malloc(sizeof(*o) * (m > 0 ? m : 1));
+	double least = 1;
+
+	if (!o)
+		return -1;
+	for (int i = 0; i < m; i++)
+		o[i] = (struct ranked){ p[i], i };
+	qsort(o, m, sizeof(*o), cmp_ranked);
+	/* from the largest p down: q_(i) = min over j >= i of m p_(j) / j */
+	for (int i = m - 1; i >= 0; i--) {
+		least = fmin(least, o[i].y * m / (i + 1));
+		q[o[i].i] = least;
+	}
+	free(o);
+	return 0;
 }
 
 int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const double *lat, int n_sm,

@@ -172,6 +172,12 @@ struct nt_kernel_fit {
 int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, int n_sm,
 		  struct nt_kernel_fit *fit, struct nt_err *err);
 
+/* Benjamini-Hochberg q-values of the m p-values p[] into q[m]: q_(i) =
+ * min over j >= i of m p_(j) / j (sorted ascending, ties by index), at
+ * most 1.  A hypothesis is rejected at a false discovery rate alpha when
+ * its q <= alpha.  0, or -1 when out of memory. */
+int nt_attrib_bh(const double *p, int m, double *q);
+
 /* The Theil-Sen slope of y on x over m points (2. above) into *slope,
  * NAN when every x is the same.  -1 with err set when out of memory. */
 int nt_attrib_theil_sen(const double *x, const double *y, int m, double *slope, struct nt_err *err);

@@ -33,22 +33,13 @@ static void points_of(const struct nt_report_kernel *k, const double *lat, struc
 /* The verdict of every fitted kernel against lat (its device's map
  * shuffled) as the report gives it: the shuffle test, Benjamini-Hochberg
  * across the kernels, and for those it keeps, the effect and the probe;
- * into c. */
-struct judged {
-	int k;
-	double p;
+ * into c.  ki, p and q have room for every kernel. */
+struct scratch {
+	int *ki;
+	double *p, *q;
 };
 
-static int by_p(const void *a, const void *b)
-{
-	const struct judged *x = a, *y = b;
-
-	if (x->p != y->p)
-		return (x->p > y->p) - (x->p < y->p);
-	return x->k - y->k;
-}
-
-static int one_map(const struct nt_report *r, double *const *lat, const int *dev_of, struct judged *j,
+static int one_map(const struct nt_report *r, double *const *lat, const int *dev_of, struct scratch *w,
 		   struct points *pt, struct nt_report_check *c, struct nt_err *err)
 {
 	int m = 0, sig = 0, sens = 0;
@@ -62,22 +53,21 @@ static int one_map(const struct nt_report *r, double *const *lat, const int *dev
 		points_of(k, lat[dev_of[i]], pt);
 		if (nt_attrib_shuffle_test(pt->y, pt->sm_of, pt->m, lat[dev_of[i]], k->map->n_sm, &t, err))
 			return -1;
-		j[m++] = (struct judged){ i, t.p_value };
+		w->ki[m] = i;
+		w->p[m++] = t.p_value;
 	}
-	qsort(j, m, sizeof(*j), by_p);
-	/* BH: the largest rank i with p_(i) <= i q / m; it and all below */
-	for (int i = m; i > 0; i--)
-		if (j[i - 1].p <= NT_REPORT_FDR * i / m) {
-			sig = i;
-			break;
-		}
-	for (int i = 0; i < sig; i++) {
-		const struct nt_report_kernel *k = &r->kernels[j[i].k];
+	if (nt_attrib_bh(w->p, m, w->q))
+		return nt_err_set(err, "out of memory");
+	for (int j = 0; j < m; j++) {
+		const struct nt_report_kernel *k = &r->kernels[w->ki[j]];
 		double slope, lo = INFINITY, hi = -INFINITY;
 
+		if (w->q[j] > NT_REPORT_FDR)
+			continue;
+		sig++;
 		if (k->verdict == NT_VERDICT_NOT_MEASURABLE)
 			continue;
-		points_of(k, lat[dev_of[j[i].k]], pt);
+		points_of(k, lat[dev_of[w->ki[j]]], pt);
 		if (nt_attrib_theil_sen(pt->x, pt->y, pt->m, &slope, err))
 			return -1;
 		for (int s = 0; s < pt->m; s++) {
@@ -98,8 +88,9 @@ int nt_report_shuffle_check(struct nt_report *r, int n_maps, uint64_t seed, stru
 {
 	struct nt_report_check *c = &r->check;
 	double **lat = calloc(r->n_devices ? r->n_devices : 1, sizeof(*lat));
-	int *dev_of = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*dev_of));
-	struct judged *j = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*j));
+	size_t nk = r->n_kernels ? r->n_kernels : 1;
+	int *dev_of = malloc(nk * sizeof(*dev_of));
+	struct scratch w = { malloc(nk * sizeof(int)), malloc(nk * sizeof(double)), malloc(nk * sizeof(double)) };
 	struct points pt = { 0, malloc(NT_MAP_MAX_SM * sizeof(int)), malloc(NT_MAP_MAX_SM * sizeof(double)),
 			     malloc(NT_MAP_MAX_SM * sizeof(double)) };
 	int ret = -1;
@@ -107,7 +98,7 @@ int nt_report_shuffle_check(struct nt_report *r, int n_maps, uint64_t seed, stru
 	memset(c, 0, sizeof(*c));
 	c->maps = n_maps;
 	c->seed = seed;
-	if (!lat || !dev_of || !j || !pt.sm_of || !pt.x || !pt.y)
+	if (!lat || !dev_of || !w.ki || !w.p || !w.q || !pt.sm_of || !pt.x || !pt.y)
 		goto oom;
 	for (int d = 0; d < r->n_devices; d++)
 		if (r->devices[d].map && !(lat[d] = malloc(r->devices[d].map->n_sm * sizeof(**lat))))
@@ -128,7 +119,7 @@ int nt_report_shuffle_check(struct nt_report *r, int n_maps, uint64_t seed, stru
 		for (int d = 0; d < r->n_devices; d++)
 			if (lat[d])
 				nt_tpc_shuffle(r->devices[d].map->chain, r->devices[d].map->n_sm, &seed, lat[d]);
-		if (one_map(r, lat, dev_of, j, &pt, c, err))
+		if (one_map(r, lat, dev_of, &w, &pt, c, err))
 			goto out;
 	}
 	c->rate = c->judged ? (double)c->sensitive / c->judged : 0;
@@ -142,7 +133,9 @@ out:
 		free(lat[d]);
 	free(lat);
 	free(dev_of);
-	free(j);
+	free(w.ki);
+	free(w.p);
+	free(w.q);
 	free(pt.sm_of);
 	free(pt.x);
 	free(pt.y);

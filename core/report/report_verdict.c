@@ -143,38 +143,30 @@ static int patterns(struct nt_report *r)
 	return ret;
 }
 
-static const struct nt_report *bh_of;
-
-static int by_p(const void *a, const void *b)
-{
-	double x = bh_of->kernels[*(const int *)a].fit.p_value, y = bh_of->kernels[*(const int *)b].fit.p_value;
-
-	if (x != y)
-		return (x > y) - (x < y);
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Benjamini-Hochberg: q_(i) = min over j >= i of m p_(j) / j, at most 1. */
+/* The q-values of the fitted kernels' p-values, across the report. */
 static int q_values(struct nt_report *r)
 {
-	int *idx = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*idx)), m = 0;
-	double q = 1;
+	int *idx = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*idx)), m = 0, ret = -1;
+	double *p = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*p));
+	double *q = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*q));
 
-	if (!idx)
-		return -1;
+	if (!idx || !p || !q)
+		goto out;
 	for (int k = 0; k < r->n_kernels; k++)
-		if (fitted(&r->kernels[k]))
+		if (fitted(&r->kernels[k])) {
+			p[m] = r->kernels[k].fit.p_value;
 			idx[m++] = k;
-	bh_of = r;
-	qsort(idx, m, sizeof(*idx), by_p);
-	for (int i = m - 1; i >= 0; i--) {
-		struct nt_report_kernel *k = &r->kernels[idx[i]];
-
-		q = fmin(q, k->fit.p_value * m / (i + 1));
-		k->q_value = q;
-	}
+		}
+	if (nt_attrib_bh(p, m, q))
+		goto out;
+	for (int i = 0; i < m; i++)
+		r->kernels[idx[i]].q_value = q[i];
+	ret = 0;
+out:
 	free(idx);
-	return 0;
+	free(p);
+	free(q);
+	return ret;
 }
 
 /* What the kernel's per-SM medians follow best, if anything. */

@@ -12,26 +12,10 @@
 
 #include <cmocka.h>
 
+#include "replaytest.h"
+
 #include "report/dispatch.h"
 #include "trace/trace.h"
-
-static uint64_t rng_state = 7;
-
-static double urand01(void)
-{
-	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (double)(rng_state >> 11) / (double)(1ULL << 53);
-}
-
-static void run_ok(const struct nt_replay_input *in, struct nt_replay_result *r)
-{
-	struct nt_err err = { "" };
-
-	if (nt_replay_run(in, r, &err))
-		fail_msg("nt_replay_run: %s", err.msg);
-}
-
-#define assert_ns(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
 /*
  * 1 SM x 1 slot, three blocks of 10 ns: back to back 30 ns; a turnaround
@@ -65,16 +49,6 @@ static void test_by_hand(void **state)
 	run_ok(&in, &r);
 	assert_ns(r.replay_ns, 24);
 	assert_ns(r.hardware_ns, 24);
-}
-
-static void expect_error(const struct nt_replay_input *in, const char *needle)
-{
-	struct nt_replay_result r;
-	struct nt_err err = { "" };
-
-	assert_int_equal(nt_replay_run(in, &r, &err), -1);
-	if (!strstr(err.msg, needle))
-		fail_msg("error '%s' lacks '%s'", err.msg, needle);
 }
 
 static void test_bad_model(void **state)

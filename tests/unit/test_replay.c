@@ -13,26 +13,11 @@
 
 #include <cmocka.h>
 
+#include "replaytest.h"
+
 #include "report/replay.h"
 #include "trace/trace.h"
 
-static uint64_t rng_state = 42;
-
-static double urand01(void)
-{
-	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (double)(rng_state >> 11) / (double)(1ULL << 53);
-}
-
-static void run_ok(const struct nt_replay_input *in, struct nt_replay_result *r)
-{
-	struct nt_err err = { "" };
-
-	if (nt_replay_run(in, r, &err))
-		fail_msg("nt_replay_run: %s", err.msg);
-}
-
-#define assert_ns(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
 /*
  * 3 SMs x 1 slot, L2 latency 0, 10, 20 cycles, slope 1 ns/cycle, and a
@@ -230,16 +215,6 @@ static void test_slope_zero_uniform_is_hardware(void **state)
 	assert_true(r.uniform_ns != r.hardware_ns);
 	assert_true(r.hardware_ns != r0.hardware_ns);
 	free(b);
-}
-
-static void expect_error(const struct nt_replay_input *in, const char *needle)
-{
-	struct nt_replay_result r;
-	struct nt_err err = { "" };
-
-	assert_int_equal(nt_replay_run(in, &r, &err), -1);
-	if (!strstr(err.msg, needle))
-		fail_msg("error '%s' lacks '%s'", err.msg, needle);
 }
 
 static void test_bad_input(void **state)
