@@ -190,6 +190,8 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_kv_double(&j, "replay_error_max_pct", r->replay_err_max_pct);
 	nt_json_kv_int(&j, "blocks", r->blocks);
 	nt_json_kv_double(&j, "traced_credible_ns", r->traced_credible_ns);
+	nt_json_kv_int(&j, "probe_known", r->probe_known);
+	nt_json_kv_int(&j, "probe_unknown", r->probe_unknown);
 	nt_json_kv_int(&j, "probe_left_out", r->probe_left_out);
 	nt_json_kv_double(&j, "probe_left_out_ns", r->probe_left_out_ns);
 	nt_json_kv_int(&j, "sensitive", r->sensitive);

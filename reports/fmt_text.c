@@ -121,16 +121,8 @@ static void left_out(FILE *f, const struct nt_report *r)
 /* The probe effect (report.h): what the native times say. */
 static void probe(FILE *f, const struct nt_report *r)
 {
-	int known = 0, unknown = 0;
+	int known = r->probe_known, unknown = r->probe_unknown;
 
-	for (int i = 0; i < r->n_kernels; i++) {
-		const struct nt_report_kernel *k = &r->kernels[i];
-
-		if (!k->credible)
-			continue;
-		known += isfinite(k->probe_share);
-		unknown += !isfinite(k->probe_share);
-	}
 	fprintf(f, "  probe effect       ");
 	if (!known) {
 		fprintf(f, "unknown: no native times for its kernels (figures in traced time)\n");

@@ -482,6 +482,10 @@ static void program_sums(struct nt_report *r)
 		r->blocks += e->blocks;
 		if (e->replay_err_max_pct > r->replay_err_max_pct)
 			r->replay_err_max_pct = e->replay_err_max_pct;
+		if (e->credible) {
+			r->probe_known += isfinite(e->probe_share);
+			r->probe_unknown += !isfinite(e->probe_share);
+		}
 		if (e->verdict == NT_VERDICT_NOT_MEASURABLE) {
 			r->probe_left_out += e->credible;
 			r->probe_left_out_ns += e->traced_credible_ns;

@@ -232,6 +232,7 @@ struct nt_report {
 	int probe_left_out;		/* credible launches of kernels not measurable */
 	double probe_left_out_ns;	/* their traced makespans */
 	double traced_credible_ns;	/* traced makespans of the launches summed */
+	int probe_known, probe_unknown;	/* kernels with credible launches, with and without a probe share */
 	int sensitive;			/* L2-sensitive kernels */
 	struct nt_report_check check;
 };

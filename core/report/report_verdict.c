@@ -85,11 +85,11 @@ static double median_without(const double *v, int c, double x)
  * a kernel is not set against itself). */
 static int device_pattern(struct nt_report *r, const int *idx, int n, int n_sm)
 {
-	double *v = malloc((size_t)n * n_sm * sizeof(*v)), *col = malloc((size_t)n * sizeof(*col));
+	double *v = malloc((size_t)n * n_sm * sizeof(*v));
 	double *sorted = malloc((size_t)n * n_sm * sizeof(*sorted)), *pat = malloc(n_sm * sizeof(*pat));
 	int *cnt = calloc(n_sm, sizeof(*cnt)), ret = -1;
 
-	if (!v || !col || !sorted || !pat || !cnt)
+	if (!v || !sorted || !pat || !cnt)
 		goto out;
 	for (int i = 0; i < n; i++)
 		normalised(&r->kernels[idx[i]], v + (size_t)i * n_sm);
@@ -113,7 +113,6 @@ static int device_pattern(struct nt_report *r, const int *idx, int n, int n_sm)
 	ret = 0;
 out:
 	free(v);
-	free(col);
 	free(sorted);
 	free(pat);
 	free(cnt);
