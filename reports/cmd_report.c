@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"nucatrace report [--json] [--launches] [--top N] [--html FILE] [--perfetto FILE]\n"
-	"       [--csv DIR] [--map SPEC] [--store PATH] TRACE...";
+	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
@@ -34,7 +34,11 @@ static const char help[] =
 	"  --csv DIR     also write kernels.csv, launches.csv and blocks.csv into DIR\n"
 	"  --map SPEC    the map to use when a trace carries none: a map file, a\n"
 	"                calibration id or a GPU UUID in the store\n"
-	"  --store PATH  the map store for traces without a map (default: as calibrate)\n";
+	"  --store PATH  the map store for traces without a map (default: as calibrate)\n"
+	"  --shuffle-check N\n"
+	"                also redo every kernel's verdict against N maps with their TPCs\n"
+	"                shuffled at random, which carry no physics: how often the verdict\n"
+	"                calls a kernel L2-sensitive by chance, on these very traces\n";
 
 struct map_source {
 	struct nt_map *fixed;	/* --map */
@@ -77,7 +81,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' }, { "map", required_argument, NULL, 'm' },
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
-		{ "html", required_argument, NULL, 'H' },
+		{ "html", required_argument, NULL, 'H' }, { "shuffle-check", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
@@ -89,7 +93,7 @@ int cmd_report(int argc, char **argv)
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
-	int o, ret;
+	int o, ret, check = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -108,6 +112,11 @@ int cmd_report(int argc, char **argv)
 				usage_error(usage, "--top: '%s' is not a number of kernels", optarg);
 			fo.top = (int)v;
 			break;
+		case 'k':
+			if (nt_parse_int(optarg, 1, 10000, &v))
+				usage_error(usage, "--shuffle-check: '%s' is not a number of maps (1..10000)", optarg);
+			check = (int)v;
+			break;
 		default: usage_bad_option(usage, "report", o, argv);
 		}
 	}
@@ -122,6 +131,12 @@ int cmd_report(int argc, char **argv)
 	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
 	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
+		nt_map_free(src.fixed);
+		nt_report_csv_abort(&cf);
+		die("%s", err.msg);
+	}
+	if (check && nt_report_shuffle_check(r, check, NT_REPORT_CHECK_SEED, &err)) {
+		nt_report_free(r);
 		nt_map_free(src.fixed);
 		nt_report_csv_abort(&cf);
 		die("%s", err.msg);

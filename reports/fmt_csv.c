@@ -59,9 +59,9 @@ static void kernels(FILE *f, const struct nt_report *r)
 {
 	fprintf(f, "kernel,trace,device,name,demangled,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
 		   "launches,blocks,time_ns,credible,credible_time_ns,lost_ns,recoverable_ns,"
-		   "recoverable_by_map_ns,tail_ns,replay_error_max_pct,sensitive,confidence,"
+		   "recoverable_by_map_ns,tail_ns,replay_error_max_pct,verdict,sensitive,p_value,q_value,"
 		   "slope_ns_per_cycle,slope_ci_low,slope_ci_high,r2,effect_pct,persistent_ns,"
-		   "persistent_by_map_ns,persistent_by_shape_ns\n");
+		   "persistent_by_map_ns,persistent_by_shape_ns,native_ns,probe_share,follows,follows_r\n");
 	for (int i = 0; i < r->n_kernels; i++) {
 		const struct nt_report_kernel *k = &r->kernels[i];
 		int fit = k->fitted && k->fit.fitted;
@@ -80,8 +80,12 @@ static void kernels(FILE *f, const struct nt_report *r)
 		num(f, "%.1f", k->placement_ns);
 		num(f, "%.1f", k->tail_ns);
 		num(f, "%.4f", k->replay_err_max_pct);
+		fputc(',', f);
+		field(f, nt_report_verdict_name(k->verdict));
 		if (fit) {
-			fprintf(f, ",%d,%s", k->fit.sensitive, k->fit.confidence);
+			fprintf(f, ",%d", k->sensitive);
+			num(f, "%.6g", k->fit.p_value);
+			num(f, "%.6g", k->q_value);
 			num(f, "%.4f", k->fit.slope_ns);
 			num(f, "%.4f", k->fit.slope_lo);
 			num(f, "%.4f", k->fit.slope_hi);
@@ -93,6 +97,12 @@ static void kernels(FILE *f, const struct nt_report *r)
 		num(f, "%.1f", k->persist_ns);
 		num(f, "%.1f", k->rebalance_ns);
 		num(f, "%.1f", k->quantisation_ns);
+		num(f, "%.0f", k->native_ns > 0 ? k->native_ns : NAN);
+		num(f, "%.4f", k->probe_share);
+		fputc(',', f);
+		if (k->follows >= 0)
+			field(f, nt_report_cov_name(k->follows));
+		num(f, "%.4f", k->follows >= 0 ? k->follows_r : NAN);
 		fputc('\n', f);
 	}
 }

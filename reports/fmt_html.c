@@ -254,8 +254,8 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 {
 	fprintf(f, "<h2>Kernels by recoverable time%s</h2>\n<table>\n<tr><th>#</th>"
 		"<th class=\"l\">kernel</th><th>launches</th><th>blocks</th><th>time ms</th>"
-		"<th>L2-sensitive</th><th>ns per cycle [95%% CI]</th><th>effect %%</th>"
-		"<th class=\"l\">confidence</th><th>R&#178;</th><th>lost %%</th><th>recov %%</th>"
+		"<th class=\"l\">verdict</th><th>ns per cycle [95%% CI]</th><th>effect %%</th>"
+		"<th>p, q</th><th>R&#178;</th><th>lost %%</th><th>recov %%</th>"
 		"<th>tail %%</th><th>persistent %%</th><th>replay error %%</th><th>credible</th></tr>\n",
 		shown < r->n_kernels ? " (top ones)" : "");
 	for (int i = 0; i < shown; i++) {
@@ -268,7 +268,13 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
 			k->launches, (long long)k->blocks, k->time_ns / 1e6);
 		if (fit) {
-			fprintf(f, "<td>%s</td><td>", k->fit.sensitive ? "<b>yes</b>" : "no");
+			char why[512];
+
+			nt_report_verdict_text(k, why, sizeof(why));
+			fputs("<td class=\"l\"><span title=\"", f);
+			nt_xml_escape(f, why);
+			fprintf(f, "\">%s%s%s</span></td><td>", k->sensitive ? "<b>" : "",
+				nt_report_verdict_name(k->verdict), k->sensitive ? "</b>" : "");
 			html_num(f, "%.1f", k->fit.slope_ns);
 			fputs(" [", f);
 			html_num(f, "%.1f", k->fit.slope_lo);
@@ -276,11 +282,17 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			html_num(f, "%.1f", k->fit.slope_hi);
 			fputs("]</td><td>", f);
 			html_num(f, "%.2f", k->fit.effect_pct);
-			fprintf(f, "</td><td class=\"l\">%s</td><td>", k->fit.confidence);
+			fputs("</td><td>", f);
+			html_num(f, "%.2g", k->fit.p_value);
+			fputs(", ", f);
+			html_num(f, "%.2g", k->q_value);
+			fputs("</td><td>", f);
 			html_num(f, "%.2f", k->fit.r2);
 			fputs("</td>", f);
 		} else {
-			fprintf(f, "<td>&#8211;</td><td class=\"l\" colspan=\"4\">%s</td>", nt_report_no_fit(k));
+			fprintf(f, "<td class=\"l\">%s</td><td class=\"l\" colspan=\"4\">%s</td>",
+				k->verdict == NT_VERDICT_NOT_MEASURABLE ? nt_report_verdict_name(k->verdict) : "&#8211;",
+				nt_report_no_fit(k));
 		}
 		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
 			pct(k->lost_ns, k->time_ns_credible), pct(k->recoverable_ns, k->time_ns_credible),

@@ -176,8 +176,8 @@ static void scatter(struct html_page *p, int rank, const struct nt_report_kernel
 		"(%.1f cycles). %d SMs, R&#178; ", k->fit.n_blocks < k->blocks ? " (the fit's sample of them)" : "",
 		k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->lat_median, k->fit.n_sm_used);
 	html_num(p->f, "%.2f", k->fit.r2);
-	fprintf(p->f, ", effect %.2f%% of a block (%s).</figcaption></figure>\n</div>\n", k->fit.effect_pct,
-		k->fit.confidence);
+	fprintf(p->f, ", effect %.2f%% of a block; %s.</figcaption></figure>\n</div>\n", k->fit.effect_pct,
+		nt_report_verdict_name(k->verdict));
 }
 
 void html_scatters(struct html_page *p, int shown)

@@ -28,8 +28,10 @@ static void fit(struct nt_json *j, const struct nt_report_kernel *k)
 	nt_json_kv_bool(j, "fitted", f->fitted);
 	nt_json_kv_str(j, "reason", f->fitted ? NULL : f->reason);
 	if (f->fitted) {
-		nt_json_kv_bool(j, "sensitive", f->sensitive);
-		nt_json_kv_str(j, "confidence", f->confidence);
+		nt_json_kv_bool(j, "sensitive", k->sensitive);
+		nt_json_kv_double(j, "p_value", f->p_value);
+		nt_json_kv_int(j, "shuffles", f->shuffles);
+		nt_json_kv_double(j, "q_value", k->q_value);
 		nt_json_kv_int(j, "sms", f->n_sm_used);
 		nt_json_kv_double(j, "slope_ns_per_cycle", f->slope_ns);
 		nt_json_kv_double(j, "slope_ci_low", f->slope_lo);
@@ -71,6 +73,28 @@ static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 	nt_json_kv_double(j, "persistent_by_map_ns", e->rebalance_ns);
 	nt_json_kv_double(j, "persistent_by_shape_ns", e->quantisation_ns);
 	nt_json_kv_double(j, "replay_error_max_pct", e->replay_err_max_pct);
+	nt_json_kv_double(j, "traced_credible_ns", e->traced_credible_ns);
+	nt_json_kv_double(j, "native_ns", e->native_ns > 0 ? e->native_ns : NAN);
+	nt_json_kv_int(j, "native_launches", e->native_n);
+	nt_json_kv_double(j, "traced_min_ns", e->traced_min_ns > 0 ? e->traced_min_ns : NAN);
+	nt_json_kv_double(j, "probe_share", e->probe_share);
+	nt_json_kv_str(j, "verdict", nt_report_verdict_name(e->verdict));
+	{
+		char why[512];
+
+		nt_report_verdict_text(e, why, sizeof(why));
+		nt_json_kv_str(j, "verdict_text", why);
+	}
+	nt_json_key(j, "follows");
+	if (e->follows >= 0) {
+		nt_json_begin_object(j);
+		nt_json_kv_str(j, "what", nt_report_cov_name(e->follows));
+		nt_json_kv_double(j, "r", e->follows_r);
+		nt_json_kv_double(j, "r_with_map", e->follows_map_r);
+		nt_json_end_object(j);
+	} else {
+		nt_json_null(j);
+	}
 	fit(j, e);
 	nt_json_key(j, "persistent_shares");
 	if (e->shares)
@@ -88,16 +112,21 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_kv_int(j, "kernel", l->kernel);
 	nt_json_kv_bool(j, "credible", l->ok && fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR);
 	nt_json_kv_bool(j, "replayed", l->ok);
+	nt_json_kv_str(j, "why", l->why[0] ? l->why : NULL);
 	if (!l->ok) {
-		nt_json_kv_str(j, "why", l->why);
 		nt_json_end_object(j);
 		return;
 	}
+	nt_json_kv_double(j, "native_scale", l->scale);
 	nt_json_kv_int(j, "slots", l->slots);
 	nt_json_kv_bool(j, "slots_observed", l->slots_observed);
 	nt_json_kv_double(j, "makespan_ns", l->r.measured_ns);
 	nt_json_kv_double(j, "replay_ns", l->r.replay_ns);
 	nt_json_kv_double(j, "replay_error_pct", l->r.error_pct);
+	nt_json_kv_double(j, "start_error_pct", l->r.start_err_pct);
+	nt_json_kv_double(j, "start_error_p90_pct", l->r.start_err_p90_pct);
+	nt_json_kv_double(j, "turnaround_ns", l->dispatch.turnaround_ns);
+	nt_json_kv_double(j, "refill_gap_ns", l->dispatch.gap_ns);
 	nt_json_kv_double(j, "hardware_ns", l->r.hardware_ns);
 	nt_json_kv_double(j, "uniform_ns", l->r.uniform_ns);
 	nt_json_kv_double(j, "aware_ns", l->r.aware_ns);
@@ -160,7 +189,30 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_kv_double(&j, "persistent_by_shape_ns", r->quantisation_ns);
 	nt_json_kv_double(&j, "replay_error_max_pct", r->replay_err_max_pct);
 	nt_json_kv_int(&j, "blocks", r->blocks);
+	nt_json_kv_double(&j, "traced_credible_ns", r->traced_credible_ns);
+	nt_json_kv_int(&j, "probe_known", r->probe_known);
+	nt_json_kv_int(&j, "probe_unknown", r->probe_unknown);
+	nt_json_kv_int(&j, "probe_left_out", r->probe_left_out);
+	nt_json_kv_double(&j, "probe_left_out_ns", r->probe_left_out_ns);
+	nt_json_kv_int(&j, "sensitive", r->sensitive);
+	nt_json_kv_double(&j, "fdr", NT_REPORT_FDR);
 	nt_json_end_object(&j);
+	nt_json_key(&j, "shuffle_check");
+	if (r->check.done) {
+		nt_json_begin_object(&j);
+		nt_json_kv_int(&j, "maps", r->check.maps);
+		nt_json_kv_int(&j, "kernels", r->check.kernels);
+		nt_json_kv_int(&j, "verdicts", r->check.judged);
+		nt_json_kv_int(&j, "significant", r->check.significant);
+		nt_json_kv_int(&j, "sensitive", r->check.sensitive);
+		nt_json_kv_int(&j, "maps_with_sensitive", r->check.maps_any);
+		nt_json_kv_int(&j, "max_sensitive_per_map", r->check.max_per_map);
+		nt_json_kv_double(&j, "rate", r->check.rate);
+		nt_json_kv_double(&j, "fdr", NT_REPORT_FDR);
+		nt_json_end_object(&j);
+	} else {
+		nt_json_null(&j);
+	}
 	nt_json_key(&j, "kernels");
 	nt_json_begin_array(&j);
 	for (int k = 0; k < r->n_kernels; k++)

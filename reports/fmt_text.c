@@ -17,27 +17,36 @@ static double pct(double part, double whole)
  * reaches the end, between characters). */
 #define WIDTH 100
 #define INDENT 11
-static void wrapped(FILE *f, const char *s)
+static void wrapped_at(FILE *f, const char *s, int indent, int hang)
 {
 	char buf[NT_TEXT_ROOM(WIDTH)];
 	const char *p = s;
 
-	while (*p) {
+	for (int first = 1; *p; first = 0) {
+		if (!first && hang) {	/* the lines after the first hang under it */
+			indent += hang;
+			hang = 0;
+		}
 		size_t n = strlen(p), cut = n;
 		char *line;
 
-		if (n > WIDTH - INDENT) {
-			for (cut = WIDTH - INDENT; cut > 0 && p[cut] != ' '; cut--)
+		if (n > (size_t)(WIDTH - indent)) {
+			for (cut = WIDTH - indent; cut > 0 && p[cut] != ' '; cut--)
 				;
-			for (cut = cut ? cut : WIDTH - INDENT; cut > 1 && (p[cut] & 0xc0) == 0x80;)
+			for (cut = cut ? cut : (size_t)(WIDTH - indent); cut > 1 && (p[cut] & 0xc0) == 0x80;)
 				cut--;
 		}
 		line = strndup(p, cut);
-		fprintf(f, "%*s%s\n", INDENT, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - INDENT));
+		fprintf(f, "%*s%s\n", indent, "", nt_text_safe(buf, sizeof(buf), line ? line : "", WIDTH - indent));
 		free(line);
 		p += cut;
 		p += strspn(p, " ");
 	}
+}
+
+static void wrapped(FILE *f, const char *s)
+{
+	wrapped_at(f, s, INDENT, 0);
 }
 
 /* v as fmt prints it, or "-" when it is not a number (NAN: R^2 of SM
@@ -84,6 +93,50 @@ static void header(FILE *f, const struct nt_report *r)
 	}
 }
 
+/* The launches the replay could not reproduce, each with why: they are
+ * left out of every figure below. */
+#define LEFT_OUT_SHOWN 10
+static void left_out(FILE *f, const struct nt_report *r)
+{
+	int shown = 0, n = r->replayed - r->credible;
+
+	if (n <= 0)
+		return;
+	fprintf(f, "                     left out of the figures below:\n");
+	for (size_t i = 0; i < r->n_launches && shown < LEFT_OUT_SHOWN; i++) {
+		const struct nt_report_launch *l = &r->launches[i];
+		char line[NT_TEXT_ROOM(WIDTH)];
+
+		if (!l->ok || fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR)
+			continue;
+		snprintf(line, sizeof(line), "- trace %d launch %lld: %s", l->trace + 1, (long long)l->launch,
+			 l->why);
+		wrapped_at(f, line, 21, 2);
+		shown++;
+	}
+	if (n > shown)
+		fprintf(f, "%*s... and %d more (--launches lists them all)\n", 21, "", n - shown);
+}
+
+/* The probe effect (report.h): what the native times say. */
+static void probe(FILE *f, const struct nt_report *r)
+{
+	int known = r->probe_known, unknown = r->probe_unknown;
+
+	fprintf(f, "  probe effect       ");
+	if (!known) {
+		fprintf(f, "unknown: no native times for its kernels (figures in traced time)\n");
+		return;
+	}
+	fprintf(f, "native times of %d of %d kernels set the figures below in native time;\n", known,
+		known + unknown);
+	if (r->probe_left_out)
+		fprintf(f, "                     left out: %d launches (%.3f ms traced, %.1f%%) of kernels whose\n"
+			   "                     instrumentation took %.0f%%+ of their time: not measurable here\n",
+			r->probe_left_out, r->probe_left_out_ns / 1e6, pct(r->probe_left_out_ns, r->time_ns),
+			100 * NT_REPORT_PROBE_MAX);
+}
+
 static void program(FILE *f, const struct nt_report *r)
 {
 	double t = r->time_ns_credible;
@@ -91,10 +144,14 @@ static void program(FILE *f, const struct nt_report *r)
 	fprintf(f, "\nprogram, over its traced launches: GPU time %.3f ms in %d launches\n",
 		r->time_ns / 1e6, r->replayed);
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
-		   "                     %.0f%% on %d of %d launches (largest error %.2f%%)", NT_REPORT_MAX_REPLAY_ERR,
-		r->credible, r->replayed, r->replay_err_max_pct);
-	fprintf(f, "%s\n", r->credible < r->replayed ? ": the others are left out below" : "");
-	fprintf(f, "  over those %d launches (%.3f ms):\n", r->credible, t / 1e6);
+		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
+		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed,
+		pct(r->traced_credible_ns + r->probe_left_out_ns, r->time_ns),
+		r->replay_err_max_pct);
+	left_out(f, r);
+	probe(f, r);
+	fprintf(f, "  over the %d launches summed (%.3f ms native where known, %.3f ms traced):\n",
+		r->credible - r->probe_left_out, t / 1e6, r->traced_credible_ns / 1e6);
 	fprintf(f, "  lost to slow SMs   %10.3f ms %6.1f%%  every SM as fast as the average SM\n",
 		r->lost_ns / 1e6, pct(r->lost_ns, t));
 	fprintf(f, "  recoverable        %10.3f ms %6.1f%%  placement-aware schedule (longest blocks\n"
@@ -115,13 +172,44 @@ static void program(FILE *f, const struct nt_report *r)
 		r->quantisation_ns / 1e6, pct(r->quantisation_ns, t));
 }
 
+static void shuffle_check(FILE *f, const struct nt_report *r)
+{
+	const struct nt_report_check *c = &r->check;
+
+	fprintf(f, "  verdict            %d kernel%s L2-sensitive at a false discovery rate of %g%%\n", r->sensitive,
+		r->sensitive == 1 ? "" : "s", 100 * NT_REPORT_FDR);
+	if (!c->done)
+		return;
+	fprintf(f, "  shuffle check      against %d maps with their TPCs shuffled at random (no physics), the\n"
+		   "                     verdicts of %d kernels: %d of %d called L2-sensitive (%.2f%%), on %d\n"
+		   "                     map%s (at most %d on one); %d passed the shuffle test alone\n",
+		c->maps, c->kernels, c->sensitive, c->judged, 100 * c->rate, c->maps_any, c->maps_any == 1 ? "" : "s",
+		c->max_per_map, c->significant);
+}
+
+/* The verdict in a table cell: yes, no, other, n/m (not measurable). */
+static const char *verdict_cell(const struct nt_report_kernel *k)
+{
+	switch (k->verdict) {
+	case NT_VERDICT_SENSITIVE:
+		return "yes";
+	case NT_VERDICT_OTHER:
+		return "other";
+	case NT_VERDICT_NOT_MEASURABLE:
+		return "n/m";
+	default:
+		return "no";
+	}
+}
+
 static void fit_cell(char *buf, size_t len, const struct nt_report_kernel *k)
 {
 	if (nt_report_no_fit(k))
-		snprintf(buf, len, "%-6s %-28s", "-", nt_report_no_fit(k));
+		snprintf(buf, len, "%-6s %-28s", k->verdict == NT_VERDICT_NOT_MEASURABLE ? "n/m" : "-",
+			 nt_report_no_fit(k));
 	else
-		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", k->fit.sensitive ? "yes" : "no",
-			 k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi);
+		snprintf(buf, len, "%-6s %8.1f [%7.1f, %7.1f]   ", verdict_cell(k), k->fit.slope_ns,
+			 k->fit.slope_lo, k->fit.slope_hi);
 }
 
 static void kernels(FILE *f, const struct nt_report *r, const int *idx, const struct nt_format_opts *o)
@@ -148,11 +236,26 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		if (k->credible < k->replayed)
 			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
 		fputc('\n', f);
-		if (k->fitted && k->fit.fitted)
-			fprintf(f, "      SM latency effect %.2f%% of a block (%s), R^2 %s\n",
-				k->fit.effect_pct, k->fit.confidence, num(r2, sizeof(r2), "%.2f", k->fit.r2));
-		else if (k->fitted)
+		if (k->fitted && k->fit.fitted) {
+			char why[512];
+
+			fprintf(f, "      slope x latency range %.2f%% of a block, R^2 %s, p %.2g (%d shuffled maps), "
+				"q %.2g\n", k->fit.effect_pct, num(r2, sizeof(r2), "%.2f", k->fit.r2), k->fit.p_value,
+				k->fit.shuffles, k->q_value);
+			nt_report_verdict_text(k, why, sizeof(why));
+			wrapped_at(f, why, 6, 2);
+		} else if (k->fitted) {
 			fprintf(f, "      no fit: %s\n", k->fit.reason);
+		}
+		if (k->verdict == NT_VERDICT_NOT_MEASURABLE && !(k->fitted && k->fit.fitted)) {
+			char why[512];
+
+			nt_report_verdict_text(k, why, sizeof(why));
+			wrapped_at(f, why, 6, 2);
+		}
+		if (isfinite(k->probe_share) && k->verdict != NT_VERDICT_NOT_MEASURABLE)
+			fprintf(f, "      native %.1f us against %.1f us traced: instrumentation %.0f%%\n",
+				k->native_ns / 1e3, k->traced_min_ns / 1e3, 100 * k->probe_share);
 		fprintf(f, "      as persistent: %.1f%% by the map, %.1f%% by the shape of the grid\n",
 			pct(k->rebalance_ns, k->time_ns_credible), pct(k->quantisation_ns, k->time_ns_credible));
 	}
@@ -199,6 +302,7 @@ static int write_text(FILE *f, const struct nt_report *r, const struct nt_format
 	for (int i = 0; i < r->n_kernels; i++)
 		rank[idx[i]] = i;
 	program(f, r);
+	shuffle_check(f, r);
 	kernels(f, r, idx, o);
 	if (o->launches)
 		launches(f, r, rank);

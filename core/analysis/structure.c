@@ -1,5 +1,6 @@
 #include "analysis/structure.h"
 #include "map/map.h"
+#include "util/rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,6 +73,32 @@ int nt_tpc_pairs(const double *v, int n, double tol, struct nt_tpc *out)
 	out->median_diff = nt_median(diff, out->pairs);
 	free(diff);
 	return 0;
+}
+
+void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out)
+{
+	int pair[NT_MAP_MAX_SM / 2], m = 0;
+
+	for (int i = 0; i < n; i++)
+		out[i] = v[i];
+	for (int k = 0; 2 * k + 1 < n && k < NT_MAP_MAX_SM / 2; k++)
+		if (!isnan(v[2 * k]) && !isnan(v[2 * k + 1]))
+			pair[m++] = k;
+	/* Fisher-Yates over the movable pairs' places */
+	for (int i = m - 1; i > 0; i--) {
+		int j = (int)nt_rng_below(state, (uint32_t)i + 1), t = pair[i];
+
+		pair[i] = pair[j];
+		pair[j] = t;
+	}
+	/* the k-th movable place (in smid order) takes pair[k]'s values */
+	for (int i = 0, k = 0; 2 * i + 1 < n && i < NT_MAP_MAX_SM / 2; i++) {
+		if (isnan(v[2 * i]) || isnan(v[2 * i + 1]))
+			continue;
+		out[2 * i] = v[2 * pair[k]];
+		out[2 * i + 1] = v[2 * pair[k] + 1];
+		k++;
+	}
 }
 
 double nt_tpc_default_tol(const double *noise, int n)

@@ -13,6 +13,9 @@
  *                     On H200 they are identical to noise; a pair that
  *                     differs hints that smids were renumbered around a
  *                     disabled unit.
+ *   nt_tpc_shuffle    the same values with whole TPCs moved at random: a
+ *                     map that carries no physics, to calibrate a test
+ *                     against.
  *   nt_groups_cluster GPC-like groups: SMs whose rows of the line matrix
  *                     move together.
  *   nt_halves_best    two-fold symmetry: the paper split the L40's SM
@@ -23,6 +26,8 @@
 #define NT_STRUCTURE_H
 
 #include "util/err.h"
+
+#include <stdint.h>
 
 /* Pearson r over the i where x[i] and y[i] are both not NAN; NAN when
  * fewer than 3 such pairs or either side has no variance. */
@@ -51,6 +56,18 @@ int nt_tpc_pairs(const double *v, int n, double tol, struct nt_tpc *out);
  * noise may be NULL or all NAN: then 0.5.
  */
 double nt_tpc_default_tol(const double *noise, int n);
+
+/*
+ * A TPC-preserving shuffle of a per-SM vector, into out[n] (not v): the
+ * pairs (2k, 2k+1) whose two values are both measured are permuted at
+ * random among themselves, each pair moving whole and in order (SM 2k's
+ * value stays with SM 2k+1's); a pair with a NAN, and a last SM without
+ * a partner, stay where they are.  On an H200 the two SMs of a TPC have
+ * the same latency, so shuffling single SMs would make maps no GPU has.
+ * *state is a seed (util/rng.h), advanced: the same seed gives the same
+ * shuffle.  n at most NT_MAP_MAX_SM; nothing is allocated.
+ */
+void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out);
 
 /*
  * GPC-like groups by average-linkage agglomerative clustering of the SMs'

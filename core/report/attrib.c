@@ -1,6 +1,8 @@
 #include "report/attrib.h"
 #include "report/attrib_ctl.h"
+#include "analysis/structure.h"
 #include "map/map.h"
+#include "util/rng.h"
 
 #include <limits.h>
 #include <math.h>
@@ -27,18 +29,6 @@ static double median_sort(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-const char *nt_attrib_conf_name(enum nt_attrib_conf c)
-{
-	switch (c) {
-	case NT_ATTRIB_CONFIDENT:
-		return "confident";
-	case NT_ATTRIB_WEAK:
-		return "weak";
-	default:
-		return "none";
-	}
 }
 
 /*
@@ -172,13 +162,40 @@ static double weighted_median(const struct pair *p, const int *w, const int *grp
 	return 0.5 * (a + p[k].s);
 }
 
-static uint64_t splitmix64(uint64_t *s)
+/* Every SM once (w = 1), with its group of equal latency (grp: the first
+ * SM of its latency), as weighted_median() takes them. */
+static void unit_weights(const double *x, int m, int *w, int *grp)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	for (int k = 0; k < m; k++) {
+		w[k] = 1;
+		for (grp[k] = 0; x[grp[k]] != x[k];)
+			grp[k]++;
+	}
+}
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+int nt_attrib_theil_sen(const double *x, const double *y, int m, double *slope, struct nt_err *err)
+{
+	struct pair *p = malloc(sizeof(*p) * ((size_t)m * (m > 1 ? m - 1 : 1) / 2 + 1));
+	int *w = malloc(sizeof(*w) * (m > 0 ? m : 1)), *grp = malloc(sizeof(*grp) * (m > 0 ? m : 1));
+	int64_t *gw = malloc(sizeof(*gw) * (m > 0 ? m : 1));
+	int ret = -1;
+
+	*slope = NAN;
+	if (!p || !w || !grp || !gw) {
+		nt_err_set(err, "attribution: out of memory for %d SMs", m);
+		goto out;
+	}
+	if (make_pairs(x, y, m, p)) {
+		unit_weights(x, m, w, grp);
+		*slope = weighted_median(p, w, grp, m, gw);
+	}
+	ret = 0;
+out:
+	free(p);
+	free(w);
+	free(grp);
+	free(gw);
+	return ret;
 }
 
 /* Quantile q of sorted v[0..n-1], linear between order statistics. */
@@ -210,7 +227,7 @@ static void bootstrap(const struct pair *pn, const struct pair *pc, int m, int *
 
 		memset(w, 0, sizeof(*w) * m);
 		for (int k = 0; k < m; k++)
-			w[(splitmix64(&seed) >> 32) * (uint64_t)m >> 32]++;
+			w[nt_rng_below(&seed, (uint32_t)m)]++;
 		sn = weighted_median(pn, w, grp, m, gw);
 		sc = weighted_median(pc, w, grp, m, gw);
 		if (!isnan(sn))
@@ -258,7 +275,7 @@ static void fit_init(struct nt_kernel_fit *f)
 		&f->lat_min, &f->lat_max, &f->median_ns, &f->median_cyc, &f->slope_ns, &f->slope_lo,
 		&f->slope_hi, &f->intercept_ns, &f->r2, &f->ols_slope_ns, &f->slope_cyc,
 		&f->slope_cyc_lo, &f->slope_cyc_hi, &f->intercept_cyc, &f->r2_cyc, &f->effect_ns,
-		&f->effect_cyc, &f->effect_pct, &f->effect_lo_pct, &f->effect_hi_pct,
+		&f->effect_cyc, &f->effect_pct, &f->effect_lo_pct, &f->effect_hi_pct, &f->rank_stat,
 	};
 
 	memset(f, 0, sizeof(*f));
@@ -266,8 +283,7 @@ static void fit_init(struct nt_kernel_fit *f)
 		*nums[k] = NAN;
 	nt_attrib_ctl_init(&f->ctl_ns);
 	nt_attrib_ctl_init(&f->ctl_cyc);
-	f->conf = NT_ATTRIB_NONE;
-	f->confidence = nt_attrib_conf_name(f->conf);
+	f->p_value = NAN;
 }
 
 static int check_blocks(const struct nt_attrib_block *b, size_t n, struct nt_err *err)
@@ -299,7 +315,7 @@ static int count_launches(const struct nt_attrib_block *b, size_t n)
 	return k;
 }
 
-static void verdict(struct nt_kernel_fit *f)
+static void effect(struct nt_kernel_fit *f)
 {
 	double range = f->lat_max - f->lat_min;
 
@@ -308,13 +324,105 @@ static void verdict(struct nt_kernel_fit *f)
 	f->effect_pct = 100.0 * f->effect_ns / f->median_ns;
 	f->effect_lo_pct = 100.0 * f->slope_lo * range / f->median_ns;
 	f->effect_hi_pct = 100.0 * f->slope_hi * range / f->median_ns;
-	f->sensitive = (f->slope_lo > 0 || f->slope_hi < 0) && f->effect_pct >= NT_ATTRIB_SENSITIVE_PCT;
-	if (f->sensitive ? f->effect_lo_pct >= NT_ATTRIB_SENSITIVE_PCT
-			 : f->effect_hi_pct < NT_ATTRIB_SENSITIVE_PCT)
-		f->conf = NT_ATTRIB_CONFIDENT;
-	else
-		f->conf = NT_ATTRIB_WEAK;
-	f->confidence = nt_attrib_conf_name(f->conf);
+}
+
+/* Values with their index, sorted by value then index: for ranks and
+ * for Benjamini-Hochberg. */
+struct ranked {
+	double y;
+	int i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->y != y->y)
+		return (x->y > y->y) - (x->y < y->y);
+	return x->i - y->i;
+}
+
+/* Midranks of y[0..m-1], centred (they sum to 0), into rc; tmp has room
+ * for m pairs. */
+static void centred_ranks(const double *y, int m, double *rc, struct ranked *tmp)
+{
+	for (int j = 0; j < m; j++)
+		tmp[j] = (struct ranked){ y[j], j };
+	qsort(tmp, m, sizeof(*tmp), cmp_ranked);
+	for (int j = 0; j < m;) {
+		int k = j;
+
+		while (k + 1 < m && tmp[k + 1].y == tmp[j].y)
+			k++;
+		for (int t = j; t <= k; t++)	/* ranks j+1..k+1 share their mean */
+			rc[tmp[t].i] = 0.5 * (j + k) + 1 - 0.5 * (m + 1);
+		j = k + 1;
+	}
+}
+
+int nt_attrib_bh(const double *p, int m, double *q)
+{
+	struct ranked *o = malloc(sizeof(*o) * (m > 0 ? m : 1));
+	double least = 1;
+
+	if (!o)
+		return -1;
+	for (int i = 0; i < m; i++)
+		o[i] = (struct ranked){ p[i], i };
+	qsort(o, m, sizeof(*o), cmp_ranked);
+	/* from the largest p down: q_(i) = min over j >= i of m p_(j) / j */
+	for (int i = m - 1; i >= 0; i--) {
+		least = fmin(least, o[i].y * m / (i + 1));
+		q[o[i].i] = least;
+	}
+	free(o);
+	return 0;
+}
+
+int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const double *lat, int n_sm,
+			   struct nt_attrib_test *out, struct nt_err *err)
+{
+	double *rc = malloc(sizeof(*rc) * (m > 0 ? m : 1)), *shuf = malloc(sizeof(*shuf) * n_sm);
+	struct ranked *tmp = malloc(sizeof(*tmp) * (m > 0 ? m : 1));
+	uint64_t seed = NT_ATTRIB_SHUFFLE_SEED;
+	double observed = 0;
+	int64_t above = 0, k;
+	int ret = -1;
+
+	if (!rc || !shuf || !tmp) {
+		nt_err_set(err, "attribution: out of memory");
+		goto out;
+	}
+	centred_ranks(y, m, rc, tmp);
+	for (int j = 0; j < m; j++)
+		observed += lat[sm_of[j]] * rc[j];
+	/* Besag and Clifford's sequential test: stop at the STOP-th shuffle
+	 * that reaches the observed statistic (p = STOP / shuffles), else
+	 * after all of them (p = (reached + 1) / (shuffles + 1)). */
+	for (k = 1; k <= NT_ATTRIB_SHUFFLES; k++) {
+		double t = 0;
+
+		nt_tpc_shuffle(lat, n_sm, &seed, shuf);
+		for (int j = 0; j < m; j++)
+			t += shuf[sm_of[j]] * rc[j];
+		/* a tie counts: the identity permutation reaches it exactly */
+		if (t >= observed - 1e-9 * fabs(observed) && ++above == NT_ATTRIB_SHUFFLE_STOP)
+			break;
+	}
+	out->statistic = observed;
+	if (k <= NT_ATTRIB_SHUFFLES) {
+		out->shuffles = (int)k;
+		out->p_value = (double)above / (double)k;
+	} else {
+		out->shuffles = NT_ATTRIB_SHUFFLES;
+		out->p_value = (double)(above + 1) / (NT_ATTRIB_SHUFFLES + 1.0);
+	}
+	ret = 0;
+out:
+	free(rc);
+	free(shuf);
+	free(tmp);
+	return ret;
 }
 
 /* Working arrays of one fit, freed together. */
@@ -442,11 +550,7 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 		ret = 0;
 		goto out;
 	}
-	for (int k = 0; k < m; k++) {
-		w.w[k] = 1;
-		for (w.grp[k] = 0; w.x[w.grp[k]] != w.x[k];)
-			w.grp[k]++;	/* the first SM of its latency */
-	}
+	unit_weights(w.x, m, w.w, w.grp);
 	fit->slope_ns = weighted_median(w.pn, w.w, w.grp, m, w.gw);
 	fit->slope_cyc = weighted_median(w.pc, w.w, w.grp, m, w.gw);
 	fit->intercept_ns = ts_intercept(w.x, w.yn, m, fit->slope_ns, w.tmp);
@@ -461,7 +565,16 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 		ols_line(w.x, w.yc, m, &unused, &fit->r2_cyc);
 	}
 	fit->fitted = 1;
-	verdict(fit);
+	effect(fit);
+	{
+		struct nt_attrib_test t;
+
+		if (nt_attrib_shuffle_test(w.yn, w.sm_of, m, lat, n_sm, &t, err))
+			goto out;
+		fit->p_value = t.p_value;
+		fit->shuffles = t.shuffles;
+		fit->rank_stat = t.statistic;
+	}
 
 	/* the controlled fit, over the same blocks, grouped by SM */
 	used = 0;	/* the copy only moves left: used <= i */

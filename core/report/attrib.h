@@ -35,30 +35,38 @@
  *      share of the SM-to-SM spread of block time that latency explains.
  *      NAN when the medians do not vary at all.
  *
- * The verdict uses the ns fit (time is what a user loses); the cycle fit
- * is beside it for kernels whose SM clock moved during the run.
+ *   5. A shuffle test (p_value): is block time related to this map more
+ *      than to maps that carry no physics?  The statistic is the
+ *      covariance of the SMs' latencies with the ranks of their median
+ *      block times (ranks: a wild SM moves it no more than any other);
+ *      its null distribution comes from the same latencies on the same
+ *      TPC structure at random places (nt_tpc_shuffle: SM pairs 2k,
+ *      2k+1 move together, as their latencies are equal on an H200).
+ *      One-sided, for a positive relation: p_value is the share of
+ *      shuffled maps whose statistic reaches the observed one, by Besag
+ *      and Clifford's sequential rule: at most NT_ATTRIB_SHUFFLES
+ *      shuffles (p >= 1 / (NT_ATTRIB_SHUFFLES + 1)), stopping early at
+ *      the NT_ATTRIB_SHUFFLE_STOP-th shuffle that reaches it (p = STOP /
+ *      shuffles), so a kernel with no relation costs a few dozen.  The
+ *      seed is fixed (NT_ATTRIB_SHUFFLE_SEED).  A statistic that other
+ *      maps reach as easily is no evidence of an L2 effect, whatever its
+ *      slope; the report turns p-values into verdicts across its kernels
+ *      (report.h: Benjamini-Hochberg).
+ *
+ * The ns fit is what a user loses; the cycle fit is beside it for
+ * kernels whose SM clock moved during the run.
  *
  *   effect_ns   = slope_ns * (max - min latency over the SMs used): how
  *                 much longer a block runs on the slowest SM than on the
  *                 fastest, by the fit; effect_pct = 100 * effect_ns /
  *                 median_ns, the median duration of the blocks used.
  *                 Signed: a negative slope gives a negative effect.
- *   effect_lo_pct, effect_hi_pct: the same at slope_lo and slope_hi.
- *   sensitive   = the CI excludes 0 and effect_pct >= NT_ATTRIB_SENSITIVE_PCT
- *                 (1%).  A kernel whose blocks run faster on slow SMs is
- *                 never "sensitive" (that is no latency cost to recover).
- *   confidence  = how sure the verdict in `sensitive` is:
- *                 "none"      no fit (fitted = 0; reason says why);
- *                 "confident" the whole CI gives the same verdict:
- *                             sensitive and effect_lo_pct >= 1%, or not
- *                             sensitive and effect_hi_pct < 1%;
- *                 "weak"      otherwise: the CI straddles 0 or the 1%
- *                             line, so more blocks or SMs could flip it.
+ *   effect_lo_pct, effect_hi_pct: the same at slope_lo, slope_hi.
  *
  * Fewer than NT_ATTRIB_MIN_SM (8) usable SMs, latencies all equal, or
  * blocks of no duration (a median of 0 ns: effect_pct would be 0 / 0) is
- * not an error: fitted = 0, confidence "none", reason a sentence, the
- * counts set and every double NAN.
+ * not an error: fitted = 0, reason a sentence, the counts set and every
+ * double NAN.
  *
  * The controlled fit (ctl_ns, ctl_cyc) is ordinary least squares over
  * the individual blocks used above:
@@ -76,8 +84,9 @@
  * and the bootstrap CI for the verdict.
  *
  * Cost: O(n log n) in the blocks plus O(m^2 log m + NT_ATTRIB_BOOT * m^2)
- * in the m SMs used; 132 SMs take ~5 ms on one core (mostly the
- * bootstrap), 1024 SMs would take ~0.3 s.
+ * in the m SMs used, and O(n_sm) per shuffle; 132 SMs take ~5 ms on one
+ * core (mostly the bootstrap) plus ~40 ms for a kernel whose shuffles
+ * run to the end (a strong relation), 1024 SMs would take ~0.6 s.
  */
 #ifndef NT_ATTRIB_H
 #define NT_ATTRIB_H
@@ -91,7 +100,10 @@
 #define NT_ATTRIB_MIN_BLOCKS 2		/* blocks an SM needs to count */
 #define NT_ATTRIB_BOOT 400		/* bootstrap resamples */
 #define NT_ATTRIB_SEED 0x6e75636174726163ULL	/* "nucatrac" */
-#define NT_ATTRIB_SENSITIVE_PCT 1.0	/* effect_pct threshold of `sensitive` */
+#define NT_ATTRIB_SENSITIVE_PCT 1.0	/* effect_pct an L2-sensitive kernel shows at least */
+#define NT_ATTRIB_SHUFFLES 99999	/* shuffled maps at most: p resolves 1e-5 */
+#define NT_ATTRIB_SHUFFLE_STOP 20	/* ... fewer once this many reach the statistic */
+#define NT_ATTRIB_SHUFFLE_SEED 0x73687566666c6531ULL	/* "shuffle1" */
 
 /* One traced block of the kernel. */
 struct nt_attrib_block {
@@ -102,9 +114,10 @@ struct nt_attrib_block {
 	int64_t launch;		/* the launch it belongs to (counted in n_launches) */
 	double ns;		/* t_end_ns - t_start_ns */
 	double cycles;		/* c_end - c_start */
+	/* not used by the fit; the report's, for what else varies by SM */
+	float pos;		/* its place in its launch's grid, 0..1 */
+	float order;		/* its SM's place in its launch's first-wave dispatch, 0..1 */
 };
-
-enum nt_attrib_conf { NT_ATTRIB_NONE, NT_ATTRIB_WEAK, NT_ATTRIB_CONFIDENT };
 
 /* Terms of the controlled fit, indices into coef/se/se_sm. */
 enum { NT_CTL_ICPT, NT_CTL_LAT, NT_CTL_CORES, NT_CTL_WAVE, NT_CTL_TERMS };
@@ -143,9 +156,9 @@ struct nt_kernel_fit {
 	double effect_ns, effect_cyc;	/* slope * (lat_max - lat_min) */
 	double effect_pct;	/* 100 * effect_ns / median_ns */
 	double effect_lo_pct, effect_hi_pct;	/* at slope_lo, slope_hi */
-	int sensitive;
-	enum nt_attrib_conf conf;
-	const char *confidence;	/* "confident", "weak" or "none" (static) */
+	double p_value;		/* the shuffle test, one-sided (5. above) */
+	int shuffles;		/* shuffled maps it took */
+	double rank_stat;	/* its statistic: sum of latency x centred rank */
 
 	struct nt_attrib_ols ctl_ns, ctl_cyc;	/* the controlled fit */
 };
@@ -159,8 +172,25 @@ struct nt_kernel_fit {
 int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, int n_sm,
 		  struct nt_kernel_fit *fit, struct nt_err *err);
 
-/* "confident", "weak", "none". */
-const char *nt_attrib_conf_name(enum nt_attrib_conf c);
+/* Benjamini-Hochberg q-values of the m p-values p[] into q[m]: q_(i) =
+ * min over j >= i of m p_(j) / j (sorted ascending, ties by index), at
+ * most 1.  A hypothesis is rejected at a false discovery rate alpha when
+ * its q <= alpha.  0, or -1 when out of memory. */
+int nt_attrib_bh(const double *p, int m, double *q);
+
+/* The Theil-Sen slope of y on x over m points (2. above) into *slope,
+ * NAN when every x is the same.  -1 with err set when out of memory. */
+int nt_attrib_theil_sen(const double *x, const double *y, int m, double *slope, struct nt_err *err);
+
+/* The shuffle test (5. above) alone: y[j] the median block time of the
+ * m SMs used, SM sm_of[j], against lat[n_sm] and TPC-shuffled copies of
+ * it.  0 with *out set; -1 with err set when out of memory. */
+struct nt_attrib_test {
+	double statistic, p_value;
+	int shuffles;
+};
+int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const double *lat, int n_sm,
+			   struct nt_attrib_test *out, struct nt_err *err);
 
 /* Per-SM medians as the fit takes them (for a scatter plot): for each
  * sm in 0..n_sm-1, count[sm] blocks and the median ns and cycles of

@@ -75,26 +75,33 @@ static void sift_down(struct node *h, size_t n, size_t i)
 /* One replay.  Block order[i] (i when order is NULL) goes to the heap's
  * top slot and runs base[b] + add[sm]; bias[sm] (NULL: 0) is added to
  * the slot's key, so the top is the slot that finishes b earliest when
- * bias == add, the slot free first when bias is 0. */
+ * bias == add, the slot free first when bias is 0.  The dispatch model
+ * (replay.h): a slot is free first at offset[sm] (NULL: 0), then
+ * turnaround after each of its blocks ends, and a block that reuses a
+ * slot starts at least gap after the previous such block. */
 struct sim {
 	struct node *heap;
 	double *free;		/* [n_slots] */
 	unsigned char *used;	/* [n_slots] */
 	int n_sm, slots;
-	const double *base, *add, *bias;
+	const double *base, *add, *bias, *offset;
+	double turnaround, gap;
 	const uint32_t *order;
 	size_t n;
+	double *start;		/* NULL, or [n] each block's start, by block id */
 };
 
 static double simulate(const struct sim *s, double *tail_start)
 {
 	size_t n_slots = (size_t)s->n_sm * (size_t)s->slots, used = 0, cap;
 	struct node *h = s->heap;
-	double last_dispatch = 0, makespan = 0, first_idle = INFINITY;
+	double last_dispatch = 0, makespan = 0, first_idle = INFINITY, server = -INFINITY;
 
 	for (size_t i = 0; i < n_slots; i++) {
-		h[i] = (struct node){ s->bias ? s->bias[i % s->n_sm] : 0, (uint32_t)i };
-		s->free[i] = 0;
+		int sm = (int)(i % s->n_sm);
+
+		s->free[i] = s->offset ? s->offset[sm] : 0;
+		h[i] = (struct node){ s->free[i] + (s->bias ? s->bias[sm] : 0), (uint32_t)i };
 		s->used[i] = 0;
 	}
 	for (size_t i = 0; i < HEAP_PAD; i++)
@@ -107,16 +114,27 @@ static double simulate(const struct sim *s, double *tail_start)
 		int sm = (int)(slot % (uint32_t)s->n_sm);
 		double *f = &s->free[slot];
 
+		if (s->used[slot]) {
+			/* the slot comes back a turnaround after its block's end,
+			 * and refills are at least gap apart */
+			*f = fmax(*f + s->turnaround, server + s->gap);
+			server = *f;
+		} else {
+			used++;
+			s->used[slot] = 1;
+		}
 		last_dispatch = *f;
-		used += !s->used[slot];
-		s->used[slot] = 1;
+		if (s->start)
+			s->start[b] = *f;
 		*f += s->base[b] + s->add[sm];
-		replace_top(h, n_slots, (struct node){ *f + (s->bias ? s->bias[sm] : 0), slot });
+		replace_top(h, n_slots, (struct node){ *f + s->turnaround + (s->bias ? s->bias[sm] : 0), slot });
 	}
 	for (size_t i = 0; i < n_slots; i++) {
+		if (!s->used[i])
+			continue;
 		if (s->free[i] > makespan)
 			makespan = s->free[i];
-		if (s->used[i] && s->free[i] < first_idle)
+		if (s->free[i] < first_idle)
 			first_idle = s->free[i];
 	}
 	cap = s->n < n_slots ? s->n : n_slots;
@@ -199,6 +217,13 @@ static int check_input(const struct nt_replay_input *in, double *lat_mean, struc
 		return nt_err_set(err, "replay: slope %g ns/cycle is not a number", in->slope);
 	if (!in->lat && in->slope != 0)
 		return nt_err_set(err, "replay: slope %g ns/cycle but no latency map", in->slope);
+	if (!(in->turnaround_ns >= 0) || !isfinite(in->turnaround_ns) || !(in->gap_ns >= 0) ||
+	    !isfinite(in->gap_ns))
+		return nt_err_set(err, "replay: turnaround %g ns, gap %g ns: both must be finite and not negative",
+				  in->turnaround_ns, in->gap_ns);
+	for (int s = 0; in->sm_offset && s < in->n_sm; s++)
+		if (!(in->sm_offset[s] >= 0) || !isfinite(in->sm_offset[s]))
+			return nt_err_set(err, "replay: SM %d's dispatch offset is %g ns", s, in->sm_offset[s]);
 	for (int s = 0; in->lat && s < in->n_sm; s++) {
 		if (!isfinite(in->lat[s]))
 			return nt_err_set(err, "replay: latency of SM %d is %g", s, in->lat[s]);
@@ -308,10 +333,52 @@ derived:
 	return 0;
 }
 
+/* The k-th smallest of v[0..n-1], k < n; reorders v (Wirth's select). */
+static double kth(double *v, size_t n, size_t k)
+{
+	long long l = 0, m = (long long)n - 1, kk = (long long)k;
+
+	while (l < m) {
+		double x = v[kk];
+		long long i = l, j = m;
+
+		do {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		} while (i <= j);
+		if (j < kk)
+			l = i;
+		if (kk < i)
+			m = j;
+	}
+	return v[kk];
+}
+
+/* How far the measured replay's block starts (st[], from 0) fall from
+ * the recorded ones (t_start_ns - t0): the median and 90th percentile of
+ * |difference|, as shares of the measured makespan.  Overwrites st. */
+static void start_errors(const struct nt_replay_input *in, double *st, int64_t t0, struct nt_replay_result *r)
+{
+	size_t n = in->n_blocks;
+
+	for (size_t i = 0; i < n; i++)
+		st[i] = fabs(st[i] - (double)(in->blocks[i].t_start_ns - t0));
+	r->start_err_pct = pct(kth(st, n, (n - 1) / 2), r->measured_ns);
+	r->start_err_p90_pct = pct(kth(st, n, (size_t)((double)(n - 1) * 0.9)), r->measured_ns);
+}
+
 int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out, struct nt_err *err)
 {
 	size_t n = in ? in->n_blocks : 0, n_slots;
-	double *dur = NULL, *base = NULL, *zero = NULL, *add = NULL, *flat = NULL;
+	double *dur = NULL, *base = NULL, *zero = NULL, *add = NULL, *flat = NULL, *st = NULL;
 	uint32_t *order = NULL;
 	struct node *heap = NULL;
 	double *free_at = NULL;
@@ -335,7 +402,8 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 	zero = calloc(in->n_sm, sizeof(*zero));
 	add = malloc(in->n_sm * sizeof(*add));
 	flat = malloc(in->n_sm * sizeof(*flat));
-	if (!dur || !base || !order || !heap || !free_at || !used || !zero || !add || !flat) {
+	st = malloc(n * sizeof(*st));
+	if (!dur || !base || !order || !heap || !free_at || !used || !zero || !add || !flat || !st) {
 		nt_err_set(err, "replay: out of memory for %zu blocks", n);
 		goto out;
 	}
@@ -363,11 +431,15 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 		goto out;
 
 	{
-		struct sim s = { heap, free_at, used, in->n_sm, in->slots, dur, zero, NULL, NULL, n };
+		struct sim s = { .heap = heap, .free = free_at, .used = used, .n_sm = in->n_sm,
+				 .slots = in->slots, .base = dur, .add = zero, .offset = in->sm_offset,
+				 .turnaround = in->turnaround_ns, .gap = in->gap_ns, .n = n, .start = st };
 
 		/* At slope 0 the map changes nothing: base == dur, add == flat
 		 * == 0, and the speed-aware choice is the first-free one. */
 		r.replay_ns = simulate(&s, in->slope == 0 ? &tail_start : NULL);
+		s.start = NULL;
+		start_errors(in, st, t0, &r);
 		if (in->slope == 0) {
 			r.hardware_ns = r.uniform_ns = r.greedy_ns = r.replay_ns;
 			s.order = order;
@@ -412,6 +484,7 @@ out:
 	free(zero);
 	free(add);
 	free(flat);
+	free(st);
 	return ret;
 }
 

@@ -135,6 +135,12 @@ struct nt_replay_input {
 	size_t n_blocks;		/* > 0 */
 	const double *lat;		/* [n_sm] cycles, finite; NULL only when slope == 0 */
 	double slope;			/* ns per cycle, finite */
+	/* The dispatch model (dispatch.h fits it from the records); zeros
+	 * and NULL: every slot free at 0 and again the moment its block
+	 * ends. */
+	const double *sm_offset;	/* [n_sm] ns from the launch's start to the SM's first block; NULL: 0 */
+	double turnaround_ns;		/* a slot takes its next block this long after its block ends */
+	double gap_ns;			/* blocks that reuse a slot start at least this far apart */
 };
 
 /* The most blocks a replay takes: n_sm * slots is bounded too. */
@@ -148,6 +154,9 @@ struct nt_replay_result {
 	double measured_ns;		/* last end - first start, from the records */
 	double replay_ns;		/* the measured policy's makespan */
 	double error_pct;		/* (replay - measured) / measured * 100 */
+	/* The measured replay's block starts against the recorded ones:
+	 * median and 90th percentile of |difference|, % of measured_ns. */
+	double start_err_pct, start_err_p90_pct;
 
 	double hardware_ns, uniform_ns, aware_ns, lpt_blind_ns, greedy_ns;
 	double lost_ns, lost_pct;	/* hardware - uniform */

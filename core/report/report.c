@@ -50,11 +50,11 @@ struct kernel_key {
 	char key[];
 };
 
-/* The key of launch l of kernel name into ts->kbuf: its length, 0 when
- * out of memory. */
-static size_t make_key(struct tstate *ts, const struct nt_trace_launch *l, const char *name)
+/* The key of a kernel at a configuration into ts->kbuf: its length, 0
+ * when out of memory. */
+static size_t make_key(struct tstate *ts, const struct nt_report_config *c, const char *name)
 {
-	int32_t dims[7] = { l->device, l->grid_x, l->grid_y, l->grid_z, l->block_x, l->block_y, l->block_z };
+	int32_t dims[7] = { c->device, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2] };
 	size_t n = strlen(name), len = sizeof(dims) + n;
 
 	if (len > ts->kcap) {
@@ -79,22 +79,35 @@ static void free_keys(struct tstate *ts)
 		free(e);
 	}
 	free(ts->kbuf);
+	ts->keys = NULL;
+	ts->kbuf = NULL;
+}
+
+int nt_report_lookup_kernel(struct tstate *ts, const struct nt_report_config *c, const char *name)
+{
+	struct kernel_key *found;
+	size_t len = make_key(ts, c, name);
+
+	if (!len)
+		return -2;
+	HASH_FIND(hh, ts->keys, ts->kbuf, len, found);
+	return found ? found->index : -1;
 }
 
 static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const struct nt_trace_kernel *k)
 {
 	struct nt_report *r = ts->r;
 	const char *name = k && *k->mangled ? k->mangled : "?";
+	struct nt_report_config c = { l->device, { l->grid_x, l->grid_y, l->grid_z },
+				      { l->block_x, l->block_y, l->block_z } };
 	struct nt_report_kernel *e;
 	struct kernel_key *found;
-	size_t len = make_key(ts, l, name);
-	int oom = 0;
+	int oom = 0, at = nt_report_lookup_kernel(ts, &c, name);
+	size_t len;
 
-	if (!len)
-		return -1;
-	HASH_FIND(hh, ts->keys, ts->kbuf, len, found);
-	if (found)
-		return found->index;
+	if (at != -1)
+		return at < 0 ? -1 : at;
+	len = make_key(ts, &c, name);
 	if (!(found = malloc(sizeof(*found) + len)))
 		return -1;
 	found->index = r->n_kernels;
@@ -118,6 +131,13 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	e = &r->kernels[r->n_kernels];
 	memset(e, 0, sizeof(*e));
 	e->lat_median = NAN;
+	e->q_value = NAN;
+	e->follows = -1;
+	e->follows_r = e->follows_map_r = NAN;
+	for (int v = 0; v < NT_COV_COUNT; v++)
+		e->cov_r[v] = e->cov_map_r[v] = NAN;
+	e->native_ns = e->traced_min_ns = -1;
+	e->probe_share = NAN;
 	e->name = strdup(name);
 	/* traces from processes without a demangler at hand have none */
 	e->demangled = k && k->demangled ? strdup(k->demangled) : nt_demangle(name);
@@ -293,12 +313,13 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	struct nt_map *m = nt_report_map(ts, d->device);
 	struct nt_replay_input in = { 0 };
 	struct nt_replay_block *rb = NULL;
-	double *lat = NULL;
+	double *lat = NULL, *offset = NULL, sc;
 	struct nt_err err;
 	size_t n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	out->scale = 1;
 	out->trace = ts->trace;
 	out->kernel = d->kernel;
 	out->launch = d->launch;
@@ -320,7 +341,18 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	in.slots = out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
 	in.blocks = rb;
 	in.n_blocks = n;
-	if (m && k->fitted && k->fit.fitted && (lat = nt_report_replay_lat(m, in.n_sm))) {
+	if (!(offset = malloc((size_t)in.n_sm * sizeof(*offset)))) {
+		snprintf(out->why, sizeof(out->why), "out of memory");
+		goto out;
+	}
+	if (nt_dispatch_fit(rb, n, in.n_sm, in.slots, offset, &out->dispatch, &err)) {
+		snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
+		goto out;
+	}
+	in.sm_offset = offset;
+	in.turnaround_ns = out->dispatch.turnaround_ns;
+	in.gap_ns = out->dispatch.gap_ns;
+	if (m && k->sensitive && (lat = nt_report_replay_lat(m, in.n_sm))) {
 		in.lat = lat;
 		in.slope = k->fit.slope_ns;
 	}
@@ -329,113 +361,137 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 		goto out;
 	}
 	out->ok = 1;
+	out->scale = k->native_ns > 0 && k->native_ns < out->r.measured_ns ? k->native_ns / out->r.measured_ns : 1;
 	k->replayed++;
 	k->time_ns += out->r.measured_ns;
 	if (fabs(out->r.error_pct) > k->replay_err_max_pct)
 		k->replay_err_max_pct = fabs(out->r.error_pct);
-	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR)
+	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR) {
+		snprintf(out->why, sizeof(out->why), "replay %.1f%% %s of the measured %.1f us; %.2f waves; "
+			 "block starts off by a median %.1f%% of the makespan", fabs(out->r.error_pct),
+			 out->r.error_pct < 0 ? "short" : "long", out->r.measured_ns / 1e3, out->r.waves,
+			 out->r.start_err_pct);
 		goto out;
+	}
+	/* in native time where there is one (report.h) */
+	sc = out->scale;
 	k->credible++;
-	k->time_ns_credible += out->r.measured_ns;
-	k->lost_ns += out->r.lost_ns;
-	k->recoverable_ns += out->r.recoverable_ns;
-	k->placement_ns += out->r.placement_ns;
-	k->tail_ns += out->r.tail_ns;
+	k->traced_credible_ns += out->r.measured_ns;
+	k->time_ns_credible += sc * out->r.measured_ns;
+	k->lost_ns += sc * out->r.lost_ns;
+	k->recoverable_ns += sc * out->r.recoverable_ns;
+	k->placement_ns += sc * out->r.placement_ns;
+	k->tail_ns += sc * out->r.tail_ns;
 	if (isfinite(out->r.persist_ns)) {
-		k->persist_ns += out->r.persist_ns;
-		k->rebalance_ns += out->r.rebalance_ns;
-		k->quantisation_ns += out->r.quantisation_ns;
+		k->persist_ns += sc * out->r.persist_ns;
+		k->rebalance_ns += sc * out->r.rebalance_ns;
+		k->quantisation_ns += sc * out->r.quantisation_ns;
 	}
 out:
 	free(rb);
 	free(lat);
+	free(offset);
 }
 
-static int read_trace(struct nt_report *r, int ti, nt_report_map_fn get_map, void *arg, struct nt_err *err)
+/* Phase 1 of a trace: its devices, launches and maps, every kernel's fit
+ * and native time.  ts stays open for phase 2 (tstate_close). */
+static int read_fits(struct nt_report *r, int ti, struct tstate *ts, nt_report_map_fn get_map, void *arg,
+		     struct nt_err *err)
 {
-	struct tstate ts = { .r = r, .trace = ti, .rng = 0x9E3779B97F4A7C15ULL, .err = err };
-	struct nt_report_blocks bl = { 0 };
 	struct nt_report_trace *tr = &r->traces[ti];
-	size_t first_launch = r->n_launches;
 	char buf[32];
 	int ret = -1, k0 = r->n_kernels;
 
-	ts.cap_k = r->n_kernels;
+	*ts = (struct tstate){ .r = r, .trace = ti, .rng = 0x9E3779B97F4A7C15ULL, .err = err };
+	ts->cap_k = r->n_kernels;
 	for (int d = 0; d < MAX_DEVICES; d++)
-		ts.dev[d] = -1;
+		ts->dev[d] = -1;
 	tr->rank = -1;
 	tr->t_first_ns = -1;
-	tr->first_launch = first_launch;
-	if (nt_trace_open(tr->path, &ts.t, err))
+	if (nt_trace_open(tr->path, &ts->t, err))
 		return -1;
-	if (!nt_trace_get_meta(ts.t, "backend", buf, sizeof(buf), NULL))
+	if (!nt_trace_get_meta(ts->t, "backend", buf, sizeof(buf), NULL))
 		snprintf(tr->backend, sizeof(tr->backend), "%.15s", buf);
-	if (!nt_trace_get_meta(ts.t, "rank", buf, sizeof(buf), NULL))
+	if (!nt_trace_get_meta(ts->t, "rank", buf, sizeof(buf), NULL))
 		tr->rank = atoi(buf);
-	if (nt_trace_foreach_device(ts.t, on_device, &ts, err) || ts.failed)
+	if (nt_trace_foreach_device(ts->t, on_device, ts, err) || ts->failed)
 		goto out;
 	/* fb/n_fb/seen_fb are indexed by kernel: make room for the earlier
 	 * traces' kernels too, which this trace never touches. */
-	if (k0 && (!(ts.fb = calloc(k0, sizeof(*ts.fb))) || !(ts.n_fb = calloc(k0, sizeof(*ts.n_fb))) ||
-		   !(ts.seen_fb = calloc(k0, sizeof(*ts.seen_fb))))) {
+	if (k0 && (!(ts->fb = calloc(k0, sizeof(*ts->fb))) || !(ts->n_fb = calloc(k0, sizeof(*ts->n_fb))) ||
+		   !(ts->seen_fb = calloc(k0, sizeof(*ts->seen_fb))))) {
 		nt_err_set(err, "out of memory");
 		goto out;
 	}
-	if (nt_trace_foreach_launch(ts.t, on_launch, &ts, err) || ts.failed)
+	if (nt_trace_foreach_launch(ts->t, on_launch, ts, err) || ts->failed)
 		goto out;
-	find_maps(&ts, get_map, arg);
-	if (nt_report_fit_kernels(&ts, k0))
+	find_maps(ts, get_map, arg);
+	if (nt_report_fit_kernels(ts, k0) || nt_report_read_native(ts))
 		goto out;
-	{
-		void *p = realloc(r->launches, (r->n_launches + ts.n_ld + 1) * sizeof(*r->launches));
-
-		if (!p) {
-			nt_err_set(err, "out of memory");
-			goto out;
-		}
-		r->launches = p;
-	}
-	for (size_t i = 0; i < ts.n_ld; i++)
-		second_pass_launch(&ts, &ts.ld[i], &bl, &r->launches[first_launch + i]);
-	r->n_launches += ts.n_ld;
-	tr->n_launches = ts.n_ld;
 	ret = 0;
 out:
-	for (int k = 0; k < r->n_kernels && ts.fb; k++)
-		free(ts.fb[k]);
-	free(ts.fb);
-	free(ts.n_fb);
-	free(ts.seen_fb);
-	free(ts.ld);
-	free_keys(&ts);
-	nt_report_blocks_free(&bl);
-	nt_trace_close(ts.t);
+	for (int k = 0; k < r->n_kernels && ts->fb; k++)
+		free(ts->fb[k]);
+	free(ts->fb);
+	free(ts->n_fb);
+	free(ts->seen_fb);
+	ts->fb = NULL;
+	ts->n_fb = ts->seen_fb = NULL;
+	free_keys(ts);
 	return ret;
 }
 
-int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
-		    struct nt_report **out, struct nt_err *err)
+/* Phase 2, once every kernel has its verdict: the trace's launches
+ * replayed, after the launches of the traces before it. */
+static int read_replays(struct nt_report *r, struct tstate *ts)
 {
-	struct nt_report *r = calloc(1, sizeof(*r));
+	struct nt_report_trace *tr = &r->traces[ts->trace];
+	struct nt_report_blocks bl = { 0 };
+	void *p = realloc(r->launches, (r->n_launches + ts->n_ld + 1) * sizeof(*r->launches));
 
-	*out = NULL;
-	if (!r || !(r->traces = calloc(n > 0 ? n : 1, sizeof(*r->traces)))) {
-		free(r);
-		return nt_err_set(err, "out of memory");
-	}
-	r->n_traces = n;
-	for (int i = 0; i < n; i++) {
-		if (!(r->traces[i].path = strdup(paths[i])) || read_trace(r, i, get_map, arg, err)) {
-			if (!r->traces[i].path)
-				nt_err_set(err, "out of memory");
-			nt_report_free(r);
-			return -1;
-		}
-	}
+	if (!p)
+		return nt_err_set(ts->err, "out of memory");
+	r->launches = p;
+	tr->first_launch = r->n_launches;
+	for (size_t i = 0; i < ts->n_ld; i++)
+		second_pass_launch(ts, &ts->ld[i], &bl, &r->launches[tr->first_launch + i]);
+	r->n_launches += ts->n_ld;
+	tr->n_launches = ts->n_ld;
+	nt_report_blocks_free(&bl);
+	return 0;
+}
+
+static void tstate_close(struct tstate *ts)
+{
+	free(ts->ld);
+	ts->ld = NULL;
+	nt_trace_close(ts->t);
+	ts->t = NULL;
+}
+
+/* The program's figures: sums over the kernels, those not measurable
+ * left out (and counted). */
+static void program_sums(struct nt_report *r)
+{
 	for (int k = 0; k < r->n_kernels; k++) {
 		const struct nt_report_kernel *e = &r->kernels[k];
 
 		r->time_ns += e->time_ns;
+		r->replayed += e->replayed;
+		r->credible += e->credible;
+		r->blocks += e->blocks;
+		if (e->replay_err_max_pct > r->replay_err_max_pct)
+			r->replay_err_max_pct = e->replay_err_max_pct;
+		if (e->credible) {
+			r->probe_known += isfinite(e->probe_share);
+			r->probe_unknown += !isfinite(e->probe_share);
+		}
+		if (e->verdict == NT_VERDICT_NOT_MEASURABLE) {
+			r->probe_left_out += e->credible;
+			r->probe_left_out_ns += e->traced_credible_ns;
+			continue;
+		}
+		r->traced_credible_ns += e->traced_credible_ns;
 		r->time_ns_credible += e->time_ns_credible;
 		r->lost_ns += e->lost_ns;
 		r->recoverable_ns += e->recoverable_ns;
@@ -444,14 +500,47 @@ int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, v
 		r->persist_ns += e->persist_ns;
 		r->rebalance_ns += e->rebalance_ns;
 		r->quantisation_ns += e->quantisation_ns;
-		r->replayed += e->replayed;
-		r->credible += e->credible;
-		r->blocks += e->blocks;
-		if (e->replay_err_max_pct > r->replay_err_max_pct)
-			r->replay_err_max_pct = e->replay_err_max_pct;
 	}
-	*out = r;
-	return 0;
+}
+
+int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
+		    struct nt_report **out, struct nt_err *err)
+{
+	struct nt_report *r = calloc(1, sizeof(*r));
+	struct tstate *ts = calloc(n > 0 ? n : 1, sizeof(*ts));
+	int ret = -1;
+
+	*out = NULL;
+	if (!r || !ts || !(r->traces = calloc(n > 0 ? n : 1, sizeof(*r->traces)))) {
+		free(r);
+		free(ts);
+		return nt_err_set(err, "out of memory");
+	}
+	r->n_traces = n;
+	for (int i = 0; i < n; i++) {
+		if (!(r->traces[i].path = strdup(paths[i]))) {
+			nt_err_set(err, "out of memory");
+			goto out;
+		}
+		if (read_fits(r, i, &ts[i], get_map, arg, err))
+			goto out;
+	}
+	if (nt_report_judge(r, err))
+		goto out;
+	for (int i = 0; i < n; i++)
+		if (read_replays(r, &ts[i]))
+			goto out;
+	program_sums(r);
+	ret = 0;
+out:
+	for (int i = 0; i < n; i++)
+		tstate_close(&ts[i]);
+	free(ts);
+	if (ret)
+		nt_report_free(r);
+	else
+		*out = r;
+	return ret;
 }
 
 void nt_report_free(struct nt_report *r)

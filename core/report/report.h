@@ -22,15 +22,46 @@
  * Bounded memory: blocks are read one launch at a time; a kernel keeps
  * at most NT_REPORT_FIT_BLOCKS blocks for its fit (an even sample over
  * its launches when it has more), and the report keeps none of them.
+ *
+ * The verdict (report_verdict.c).  Each fitted kernel has a shuffle
+ * test p-value (attrib.h); across the report's fitted kernels they are
+ * made q-values by Benjamini-Hochberg, and a kernel is L2-sensitive only
+ * when its q-value is at most NT_REPORT_FDR (the false discovery rate:
+ * with every kernel unrelated to its map, the chance that any is called
+ * sensitive), its effect is at least NT_ATTRIB_SENSITIVE_PCT of a block,
+ * and it is measurable (below).  Otherwise, when its slope is negative
+ * or the shuffles explain it, its per-SM medians are set against what
+ * else varies by SM (enum nt_report_cov): the one they follow best, at
+ * |r| >= NT_REPORT_FOLLOWS_R, is named.  A negative slope is never an
+ * L2 effect.  The counterfactuals use the fitted slope only for
+ * L2-sensitive kernels (slope 0 otherwise).
+ *
+ * The probe effect (report_native.c).  Instrumented blocks run longer
+ * than native ones.  A trace's native table (docs/trace-format.md) has
+ * untraced event times per configuration; the shortest is the kernel's
+ * native time N, against T, the shortest traced makespan read for its
+ * fit: probe_share = 1 - N / T.  Event times include launch latency, so
+ * N is at least the native time and probe_share at most understates the
+ * instrumentation's share.  At probe_share >= NT_REPORT_PROBE_MAX the
+ * instrumentation dominates its blocks and the kernel is "not measurable
+ * here": its per-SM cost (which runs against the L2 map on an H200) is
+ * then several percent of a block along the map, more than the effect
+ * the verdict needs.  The replay's figures of a launch are scaled to
+ * native time by N / its makespan when 0 < N < makespan; the program's
+ * sums leave out kernels not measurable.  Without native times (schema 1
+ * traces, configurations only ever traced) the probe effect is unknown
+ * and the figures stay in traced time.
  */
 #ifndef NT_REPORT_H
 #define NT_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "report/attrib.h"
 #include "util/err.h"
 #include "map/map.h"
+#include "report/dispatch.h"
 #include "report/replay.h"
 
 #define NT_REPORT_FIT_BLOCKS (1 << 18)
@@ -39,6 +70,32 @@
  * than this (percent) is not credible: its counterfactuals are left out
  * of the sums, and counted. */
 #define NT_REPORT_MAX_REPLAY_ERR 5.0
+
+#define NT_REPORT_FDR 0.01		/* the verdict's false discovery rate */
+#define NT_REPORT_FOLLOWS_R 0.3		/* |r| to name what per-SM times follow */
+#define NT_REPORT_PROBE_MAX 0.5		/* probe_share from which a kernel is not measurable */
+
+enum nt_report_verdict {
+	NT_VERDICT_NO_FIT,		/* no map, too few SMs...: nt_report_no_fit() */
+	NT_VERDICT_SENSITIVE,		/* "L2-sensitive" */
+	NT_VERDICT_NO_EFFECT,		/* "no L2 effect detected" */
+	NT_VERDICT_OTHER,		/* varies with the SM, not as the map says */
+	NT_VERDICT_NOT_MEASURABLE,	/* the instrumentation dominates its blocks */
+};
+
+/* What else varies by SM, for a kernel whose per-SM times the map does
+ * not explain.  Per SM, over the blocks of its fit:
+ *   PATTERN  the trace's common per-SM pattern: the median over the
+ *            device's other fitted kernels of their per-SM median over
+ *            their median (what the instrumentation's own per-SM cost
+ *            makes on an H200, and anything else every kernel shares);
+ *            needs NT_REPORT_PATTERN_MIN such kernels;
+ *   CORES    the mean co-residency of its blocks;
+ *   POSITION the mean position of its blocks in their grid (0..1);
+ *   ORDER    the SM's place in its launches' first-wave dispatch (0..1). */
+enum nt_report_cov { NT_COV_PATTERN, NT_COV_CORES, NT_COV_POSITION, NT_COV_ORDER, NT_COV_COUNT };
+#define NT_REPORT_PATTERN_MIN 5
+const char *nt_report_cov_name(int cov);
 
 struct nt_report_trace {
 	char *path;
@@ -85,6 +142,8 @@ struct nt_report_kernel {
 	int launches;		/* traced launches */
 	int64_t blocks;
 	double time_ns;		/* summed measured makespans of the replayed launches */
+	/* time_ns_credible and the figures below are native time where the
+	 * kernel has one (scaled, top of this file), else traced time. */
 	struct nt_kernel_fit fit;
 	int fitted;		/* the fit ran (a map was there) */
 	int replayed;		/* launches replayed */
@@ -101,6 +160,21 @@ struct nt_report_kernel {
 	double *shares;
 	int n_shares;
 	double replay_err_max_pct;	/* largest |error| of the measured replay */
+	/* The verdict (top of this file). */
+	double q_value;		/* NAN without a fit */
+	int sensitive;		/* the verdict is NT_VERDICT_SENSITIVE */
+	enum nt_report_verdict verdict;
+	int follows;		/* enum nt_report_cov the per-SM medians follow best; -1: none */
+	double follows_r;	/* their r with it */
+	double follows_map_r;	/* its r with the map's latency */
+	double cov_r[NT_COV_COUNT];	/* r of the per-SM medians with each (NAN: none) */
+	double cov_map_r[NT_COV_COUNT];	/* r of each with the map's latency, over the same SMs */
+	/* The probe effect (top of this file). */
+	double native_ns;	/* shortest native time of the configuration; -1: none */
+	int native_n;		/* native times of it in the trace */
+	double traced_min_ns;	/* shortest makespan of the launches read for its fit; -1: none */
+	double probe_share;	/* 1 - native / traced; NAN: unknown */
+	double traced_credible_ns;	/* traced makespans of the credible launches */
 	const struct nt_map *map;	/* its device's (r->devices owns it); NULL: none */
 	/* With a fit (fit.fitted), per SM s of map (map->n_sm of each):
 	 * sm_blocks[s] blocks of the fit's sample ran on s, sm_median_ns[s]
@@ -121,8 +195,24 @@ struct nt_report_launch {
 	int slots;		/* occupancy used in the replay */
 	int slots_observed;	/* 1 when taken from the records, not the trace */
 	int ok;			/* replayed */
-	char why[192];		/* when not */
+	double scale;		/* native / measured makespan its figures were scaled by (1: none) */
+	char why[192];		/* when not, or why its replay is not credible */
+	struct nt_dispatch dispatch;	/* the replay's dispatch model, fitted to the records */
 	struct nt_replay_result r;
+};
+
+/* The shuffle check (nt_report_shuffle_check). */
+struct nt_report_check {
+	int done;		/* 0: not asked for */
+	int maps;		/* TPC-shuffled maps of each device */
+	uint64_t seed;
+	int kernels;		/* fitted kernels judged against each */
+	int judged;		/* maps x kernels */
+	int significant;	/* verdicts whose shuffle test passed at FDR NT_REPORT_FDR */
+	int sensitive;		/* ... and called L2-sensitive (effect, probe) */
+	int maps_any;		/* maps on which some kernel was called sensitive */
+	int max_per_map;
+	double rate;		/* sensitive / judged */
 };
 
 struct nt_report {
@@ -137,6 +227,14 @@ struct nt_report {
 	double replay_err_max_pct;
 	int64_t blocks;
 	int replayed, credible;
+	/* The program's sums are over the credible launches of kernels that
+	 * are measurable; these are left out for the probe: */
+	int probe_left_out;		/* credible launches of kernels not measurable */
+	double probe_left_out_ns;	/* their traced makespans */
+	double traced_credible_ns;	/* traced makespans of the launches summed */
+	int probe_known, probe_unknown;	/* kernels with credible launches, with and without a probe share */
+	int sensitive;			/* L2-sensitive kernels */
+	struct nt_report_check check;
 };
 
 /* Where a map comes from when the trace has none: 0 with *out set, or
@@ -146,6 +244,19 @@ typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg
 int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
 		    struct nt_report **out, struct nt_err *err);
 void nt_report_free(struct nt_report *r);
+
+/* The shuffle check: the verdict of every fitted kernel redone (its
+ * shuffle test from its per-SM medians, Benjamini-Hochberg across the
+ * report's kernels, the effect and the probe: exactly the report's
+ * rule) against n_maps copies of each device's map with its TPCs
+ * shuffled at random (nt_tpc_shuffle, from seed), which carry no
+ * physics: every kernel called L2-sensitive against one is a false
+ * positive.  Into r->check.  The fit uses nothing but the per-SM medians
+ * (and their SMs do not change under a shuffle), so this is the
+ * attribution rerun.  The seeds of the maps are not the shuffle test's
+ * own (attrib.h).  0, or -1 with err set when out of memory. */
+#define NT_REPORT_CHECK_SEED 0x636865636b6d6170ULL	/* "checkmap" */
+int nt_report_shuffle_check(struct nt_report *r, int n_maps, uint64_t seed, struct nt_err *err);
 
 /* One block record, as nt_report_foreach_block() hands it. */
 struct nt_report_block {
@@ -164,6 +275,14 @@ struct nt_report_block {
 int nt_report_foreach_block(const struct nt_report *r, size_t first, size_t n,
 			    int (*cb)(const struct nt_report_block *b, void *arg), void *arg,
 			    struct nt_err *err);
+
+/* The verdict in words: "L2-sensitive", "no L2 effect detected", "not
+ * measurable here", "varies with the SM, not with the map", "no fit". */
+const char *nt_report_verdict_name(enum nt_report_verdict v);
+
+/* The verdict as a sentence for people (what the verdict rests on, and
+ * what else the kernel's per-SM times follow) into buf. */
+void nt_report_verdict_text(const struct nt_report_kernel *k, char *buf, size_t len);
 
 /* Why k has no fit, in a few words for a table ("no map", "no blocks",
  * "too few SMs", "no fit": k->fit.reason has the sentence); NULL when it

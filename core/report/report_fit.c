@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "analysis/structure.h"
+
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s >> 12;
@@ -42,13 +44,52 @@ static int keep_for_fit(struct tstate *ts, int k, const struct nt_attrib_block *
 	return 0;
 }
 
+/* Each SM's place in the launch's first-wave dispatch, 0..1 (report.h,
+ * NT_COV_ORDER): the rank of its first block's start among the SMs that
+ * ran any, into order[n_sm] (NAN for the others); rank[] is scratch of
+ * n_sm. */
+static void dispatch_order(const struct nt_report_blocks *bl, int n_sm, float *order, int *rank)
+{
+	int64_t *first = malloc((size_t)n_sm * sizeof(*first));
+	int used = 0;
+
+	for (int s = 0; s < n_sm; s++)
+		order[s] = NAN;
+	if (!first)
+		return;
+	for (int s = 0; s < n_sm; s++)
+		first[s] = INT64_MAX;
+	for (size_t i = 0; i < bl->n; i++)
+		if (bl->t0[i] < first[bl->sm[i]])
+			first[bl->sm[i]] = bl->t0[i];
+	for (int s = 0; s < n_sm; s++)
+		if (first[s] != INT64_MAX)
+			rank[used++] = s;
+	/* insertion sort by (first start, SM): a few hundred SMs */
+	for (int i = 1; i < used; i++)
+		for (int j = i; j > 0 && (first[rank[j - 1]] > first[rank[j]] ||
+					  (first[rank[j - 1]] == first[rank[j]] && rank[j - 1] > rank[j])); j--) {
+			int t = rank[j];
+
+			rank[j] = rank[j - 1];
+			rank[j - 1] = t;
+		}
+	for (int i = 0; i < used; i++)
+		order[rank[i]] = used > 1 ? (float)i / (float)(used - 1) : 0;
+	free(first);
+}
+
 /* A launch with a bad block row is left out of the sample (the second
  * pass counts it, report.c). */
 static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl)
 {
+	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
 	struct nt_replay_block *rb = NULL;
 	int32_t *wave = NULL, *cores = NULL;
+	float *order = NULL;
+	int *rank = NULL;
 	int slots, observed, ret, n_sm = nt_report_sm_count(ts, d->device);
+	int64_t t0, t1;
 
 	if ((ret = nt_report_read_blocks(ts, d, bl, ts->err)))
 		return ret < 0 ? -1 : 0;
@@ -58,17 +99,29 @@ static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt
 	rb = nt_report_replay_blocks(bl);
 	wave = malloc(bl->n * sizeof(*wave));
 	cores = malloc(bl->n * sizeof(*cores));
-	if (!rb || !wave || !cores) {
+	order = malloc((size_t)(n_sm > 0 ? n_sm : 1) * sizeof(*order));
+	rank = malloc((size_t)(n_sm > 0 ? n_sm : 1) * sizeof(*rank));
+	if (!rb || !wave || !cores || !order || !rank) {
 		nt_err_set(ts->err, "out of memory");
 		goto out;
 	}
+	t0 = bl->t0[0];
+	t1 = bl->t1[0];
+	for (size_t i = 1; i < bl->n; i++) {
+		t0 = bl->t0[i] < t0 ? bl->t0[i] : t0;
+		t1 = bl->t1[i] > t1 ? bl->t1[i] : t1;
+	}
+	if (k->traced_min_ns < 0 || (double)(t1 - t0) < k->traced_min_ns)
+		k->traced_min_ns = (double)(t1 - t0);
+	dispatch_order(bl, n_sm, order, rank);
 	slots = nt_report_launch_slots(d, rb, bl->n, &observed);
 	if (nt_attrib_waves(bl->t0, bl->n, (int64_t)slots * (n_sm > 0 ? n_sm : 1), wave, ts->err) ||
 	    nt_attrib_coresidency(bl->sm, bl->t0, bl->t1, bl->n, cores, ts->err))
 		goto out;
 	for (size_t i = 0; i < bl->n; i++) {
 		struct nt_attrib_block ab = { bl->sm[i], wave[i], cores[i], d->launch,
-					      (double)(bl->t1[i] - bl->t0[i]), bl->cyc[i] };
+					      (double)(bl->t1[i] - bl->t0[i]), bl->cyc[i],
+					      (float)((double)i / (double)bl->n), order[bl->sm[i]] };
 
 		if (keep_for_fit(ts, d->kernel, &ab)) {
 			nt_err_set(ts->err, "out of memory");
@@ -80,6 +133,8 @@ out:
 	free(rb);
 	free(wave);
 	free(cores);
+	free(order);
+	free(rank);
 	return ret;
 }
 
@@ -148,14 +203,14 @@ static int kernel_medians(struct nt_report_kernel *k, const struct nt_attrib_blo
 	return 0;
 }
 
-/* A persistent kernel's work share per SM by the kernel's fit (replay.h:
- * in proportion to 1 / rho).  Left NULL when the fit gives some SM no
- * positive time, or out of memory: the report then has no shares. */
-static void kernel_shares(struct nt_report_kernel *k, const struct nt_map *m, int n_sm)
+void nt_report_kernel_shares(struct nt_report_kernel *k, int n_sm)
 {
-	double *lat = nt_report_replay_lat(m, n_sm), *rho = malloc(n_sm * sizeof(*rho)), sum = 0;
+	double *lat = nt_report_replay_lat(k->map, n_sm), *rho = malloc(n_sm * sizeof(*rho)), sum = 0;
+	double slope = k->sensitive ? k->fit.slope_ns : 0;
 
-	if (lat && rho && !nt_replay_rho(lat, n_sm, k->fit.intercept_ns, k->fit.slope_ns, rho, NULL)) {
+	free(k->shares);
+	k->shares = NULL;
+	if (lat && rho && !nt_replay_rho(lat, n_sm, k->fit.intercept_ns, slope, rho, NULL)) {
 		for (int s = 0; s < n_sm; s++)
 			sum += 1 / rho[s];
 		for (int s = 0; s < n_sm; s++)
@@ -166,6 +221,53 @@ static void kernel_shares(struct nt_report_kernel *k, const struct nt_map *m, in
 	}
 	free(lat);
 	free(rho);
+}
+
+/* The r of the kernel's per-SM medians (the fit's points) with what
+ * else varies by SM over the same blocks (report.h: co-residency,
+ * position in the grid, dispatch order); the common pattern is
+ * report_verdict.c's. */
+static int kernel_covariates(struct nt_report_kernel *e, const struct nt_attrib_block *b, size_t n,
+			     struct nt_err *err)
+{
+	const struct nt_map *m = e->map;
+	double *y = malloc(m->n_sm * sizeof(*y)), *sum = calloc(3 * (size_t)m->n_sm, sizeof(*sum));
+	int *cnt = calloc(m->n_sm, sizeof(*cnt));
+
+	if (!y || !sum || !cnt) {
+		free(y);
+		free(sum);
+		free(cnt);
+		return nt_err_set(err, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		int s = b[i].sm;
+
+		if (s < 0 || s >= m->n_sm)
+			continue;
+		sum[s] += b[i].coresident;
+		sum[m->n_sm + s] += b[i].pos;
+		sum[2 * m->n_sm + s] += b[i].order;
+		cnt[s]++;
+	}
+	for (int s = 0; s < m->n_sm; s++) {
+		y[s] = e->sm_blocks[s] >= NT_ATTRIB_MIN_BLOCKS && !isnan(m->chain[s]) ? e->sm_median_ns[s] : NAN;
+		for (int v = 0; v < 3; v++)
+			sum[v * m->n_sm + s] = cnt[s] ? sum[v * m->n_sm + s] / cnt[s] : NAN;
+	}
+	for (int v = 0; v < 3; v++) {
+		double *c = sum + v * m->n_sm;
+
+		/* the map's r over the fit's SMs only */
+		for (int s = 0; s < m->n_sm; s++)
+			c[s] = isnan(y[s]) ? NAN : c[s];
+		e->cov_r[NT_COV_CORES + v] = nt_pearson(y, c, m->n_sm);
+		e->cov_map_r[NT_COV_CORES + v] = nt_pearson(c, m->chain, m->n_sm);
+	}
+	free(y);
+	free(sum);
+	free(cnt);
+	return 0;
 }
 
 /* Per kernel of this trace, the fit and what follows from it. */
@@ -181,8 +283,9 @@ static int fit_kernel(struct tstate *ts, int k)
 	e->fitted = !nt_attrib_fit(ts->fb[k], ts->n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
 	if (!e->fitted || !e->fit.fitted)
 		return 0;
-	kernel_shares(e, m, nt_report_sm_count(ts, e->device));
-	return kernel_medians(e, ts->fb[k], ts->n_fb[k], ts->err);
+	if (kernel_medians(e, ts->fb[k], ts->n_fb[k], ts->err))
+		return -1;
+	return kernel_covariates(e, ts->fb[k], ts->n_fb[k], ts->err);
 }
 
 int nt_report_fit_kernels(struct tstate *ts, int k0)

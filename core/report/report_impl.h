@@ -24,6 +24,12 @@ struct ldesc {
 
 struct kernel_key;	/* report.c: the trace's kernels by key, a uthash table */
 
+/* A launch configuration, with the kernel's name the key of a kernel. */
+struct nt_report_config {
+	int32_t device;
+	int32_t grid[3], block[3];
+};
+
 /* What one trace file needs while it is read. */
 struct tstate {
 	struct nt_report *r;
@@ -95,8 +101,28 @@ double *nt_report_replay_lat(const struct nt_map *m, int n_sm);
 
 /* report_fit.c: count every kernel's launches and blocks, then fit the
  * trace's kernels (k0 onwards) on a sample of their blocks, with their
- * persistent shares and per-SM medians (report.h).  0, or -1 with
- * ts->err set. */
+ * persistent shares, per-SM medians and the r of those with what else
+ * varies by SM (report.h; the common pattern is report_verdict.c's).
+ * 0, or -1 with ts->err set. */
 int nt_report_fit_kernels(struct tstate *ts, int k0);
+
+/* report_fit.c: k's persistent work share per SM (report.h) by its fit,
+ * at its slope when it is L2-sensitive, else at slope 0 (equal shares).
+ * Left NULL when the fit gives some SM no positive time, or out of
+ * memory: the report then has no shares. */
+void nt_report_kernel_shares(struct nt_report_kernel *k, int n_sm);
+
+/* report.c: the index of the trace's kernel `name` at configuration c,
+ * -1 when there is none, -2 when out of memory. */
+int nt_report_lookup_kernel(struct tstate *ts, const struct nt_report_config *c, const char *name);
+
+/* report_native.c: each kernel's native time from the trace's native
+ * table, and its probe share (report.h).  0, or -1 with ts->err set. */
+int nt_report_read_native(struct tstate *ts);
+
+/* report_verdict.c, once every trace is fitted: each kernel's r with
+ * its device's common per-SM pattern, the q-values and the verdicts
+ * (report.h).  0, or -1 with err set when out of memory. */
+int nt_report_judge(struct nt_report *r, struct nt_err *err);
 
 #endif

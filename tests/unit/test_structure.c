@@ -63,6 +63,41 @@ static void test_tpc_pairs(void **state)
 	assert_int_equal(nt_tpc_pairs(NULL, 4, 0.5, &t), -1);
 }
 
+/* Whole TPCs move, in order; NAN pairs and a lone last SM stay; the
+ * multiset of values is kept; the seed decides, and every pair can go
+ * anywhere. */
+static void test_tpc_shuffle(void **state)
+{
+	double v[11] = { 1, 1.5, 2, 2.5, 3, NAN, 4, 4.5, 5, 5.5, 9 }, out[11], again[11];
+	uint64_t seed = 42, seed2 = 42, s3 = 7;
+	int seen[5][5] = { { 0 } }, moved = 0;
+
+	nt_tpc_shuffle(v, 11, &seed, out);
+	nt_tpc_shuffle(v, 11, &seed2, again);
+	assert_memory_equal(out, again, sizeof(out));
+	assert_true(seed == seed2 && seed != 42);
+	assert_true(out[4] == 3 && isnan(out[5]) && out[10] == 9);
+	for (int t = 0; t < 2000; t++) {
+		nt_tpc_shuffle(v, 11, &s3, out);
+		for (int k = 0; k < 5; k++) {
+			int from;
+
+			if (k == 2)
+				continue;
+			assert_true(out[2 * k + 1] == out[2 * k] + 0.5);	/* a pair moves whole */
+			from = (int)out[2 * k] - 1;
+			assert_true(from >= 0 && from < 5 && from != 2);
+			seen[k][from]++;
+			moved += from != k;
+		}
+	}
+	for (int k = 0; k < 5; k++)
+		for (int f = 0; f < 5; f++)
+			if (k != 2 && f != 2)
+				assert_true(seen[k][f] > 350 && seen[k][f] < 650);	/* 500 expected */
+	assert_true(moved > 0);
+}
+
 static void test_tpc_default_tol(void **state)
 {
 	double small[4] = { 0.05, 0.1, 0.24, 0.1 }, loud[5] = { 0.4, 0.3, NAN, 0.5, 2 };
@@ -203,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pearson),
 		cmocka_unit_test(test_tpc_pairs),
+		cmocka_unit_test(test_tpc_shuffle),
 		cmocka_unit_test(test_tpc_default_tol),
 		cmocka_unit_test(test_groups_planted),
 		cmocka_unit_test(test_groups_errors),
