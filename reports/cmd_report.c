@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"nucatrace report [--json] [--launches] [--top N] [--html FILE] [--perfetto FILE]\n"
-	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] TRACE...";
+	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] [--threads N] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
@@ -38,7 +38,9 @@ static const char help[] =
 	"  --shuffle-check N\n"
 	"                also redo every kernel's verdict against N maps with their TPCs\n"
 	"                shuffled at random, which carry no physics: how often the verdict\n"
-	"                calls a kernel L2-sensitive by chance, on these very traces\n";
+	"                calls a kernel L2-sensitive by chance, on these very traces\n"
+	"  --threads N   read and analyse up to N traces at once (default: one per\n"
+	"                CPU); the report is the same whatever N\n";
 
 struct map_source {
 	struct nt_map *fixed;	/* --map */
@@ -82,7 +84,7 @@ int cmd_report(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
 		{ "html", required_argument, NULL, 'H' }, { "shuffle-check", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
+		{ "threads", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
 	struct nt_format_opts fo = { .top = 20 };
@@ -93,7 +95,7 @@ int cmd_report(int argc, char **argv)
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
-	int o, ret, check = 0;
+	int o, ret, check = 0, threads = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -117,6 +119,11 @@ int cmd_report(int argc, char **argv)
 				usage_error(usage, "--shuffle-check: '%s' is not a number of maps (1..10000)", optarg);
 			check = (int)v;
 			break;
+		case 'T':
+			if (nt_parse_int(optarg, 1, 1024, &v))
+				usage_error(usage, "--threads: '%s' is not a number of threads (1..1024)", optarg);
+			threads = (int)v;
+			break;
 		default: usage_bad_option(usage, "report", o, argv);
 		}
 	}
@@ -130,7 +137,7 @@ int cmd_report(int argc, char **argv)
 	if ((perfetto && nt_outfile_open(&pf, perfetto, &err)) || (html && nt_outfile_open(&hf, html, &err)) ||
 	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
-	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
+	if (nt_report_build((const char *const *)argv + optind, argc - optind, threads, get_map, &src, &r, &err)) {
 		nt_map_free(src.fixed);
 		nt_report_csv_abort(&cf);
 		die("%s", err.msg);

@@ -22,6 +22,7 @@
  * Bounded memory: blocks are read one launch at a time; a kernel keeps
  * at most NT_REPORT_FIT_BLOCKS blocks for its fit (an even sample over
  * its launches when it has more), and the report keeps none of them.
+ * With several threads, each holds one trace's at a time.
  *
  * The verdict (report_verdict.c).  Each fitted kernel has a shuffle
  * test p-value (attrib.h); across the report's fitted kernels they are
@@ -241,7 +242,12 @@ struct nt_report {
  * -1 (no map; not an error). */
 typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg);
 
-int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
+/* The report of n traces, built by up to `threads` threads (0: one per
+ * CPU), each working on one trace at a time (util/workers.h): the same
+ * report, byte for byte, whatever their number.  get_map is called from
+ * the calling thread only, in trace order.  0 with *out set, or -1 with
+ * err set (the first trace, in order, that failed). */
+int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
 		    struct nt_report **out, struct nt_err *err);
 void nt_report_free(struct nt_report *r);
 
