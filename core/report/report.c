@@ -144,6 +144,7 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	e->demangled = k && k->demangled ? strdup(k->demangled) : nt_demangle(name);
 	if (!e->name)
 		return -1;
+	e->collective = nt_report_is_collective(e->name, e->demangled);
 	e->trace = ts->trace;
 	e->device = l->device;
 	e->grid[0] = l->grid_x, e->grid[1] = l->grid_y, e->grid[2] = l->grid_z;
@@ -394,6 +395,37 @@ out:
 	free(offset);
 }
 
+/* An integer meta value, -1 when absent or not a number. */
+static int64_t meta_i64(struct tstate *ts, const char *key)
+{
+	char buf[32], *end;
+	long long v;
+
+	if (nt_trace_get_meta(ts->t, key, buf, sizeof(buf), NULL))
+		return -1;
+	v = strtoll(buf, &end, 10);
+	return end != buf && !*end && v >= 0 ? v : -1;
+}
+
+/* The process's meta that tells jobs apart (job.h). */
+static int read_process(struct tstate *ts, struct nt_report_trace *tr)
+{
+	size_t len = 1 << 16;
+	char *buf = malloc(len);
+
+	if (!buf)
+		return nt_err_set(ts->err, "out of memory");
+	tr->cmdline = strdup(nt_trace_get_meta(ts->t, "cmdline", buf, len, NULL) ? "" : buf);
+	tr->exe = strdup(nt_trace_get_meta(ts->t, "exe", buf, len, NULL) ? "" : buf);
+	if (nt_trace_get_meta(ts->t, "host", tr->host, sizeof(tr->host), NULL))
+		tr->host[0] = '\0';
+	free(buf);
+	tr->pid = meta_i64(ts, "pid");
+	tr->start_unix_ns = meta_i64(ts, "start_unix_ns");
+	tr->end_unix_ns = meta_i64(ts, "end_unix_ns");
+	return tr->cmdline && tr->exe ? 0 : nt_err_set(ts->err, "out of memory");
+}
+
 /* Stage 1 of a trace (on its own thread): its meta, devices, launches
  * and kernels, into its shard.  ts stays open until tstate_close. */
 static int read_rows(struct nt_report *r, int ti, struct tstate *ts)
@@ -416,6 +448,8 @@ static int read_rows(struct nt_report *r, int ti, struct tstate *ts)
 		snprintf(tr->backend, sizeof(tr->backend), "%.15s", buf);
 	if (!nt_trace_get_meta(ts->t, "rank", buf, sizeof(buf), NULL))
 		tr->rank = atoi(buf);
+	if (read_process(ts, tr))
+		return -1;
 	if (nt_trace_foreach_device(ts->t, on_device, ts, ts->err) || ts->failed)
 		return -1;
 	if (nt_trace_foreach_launch(ts->t, on_launch, ts, ts->err) || ts->failed)
@@ -505,11 +539,12 @@ static void tstate_close(struct tstate *ts)
 }
 
 /* The program's figures: sums over the kernels, those not measurable
- * left out (and counted). */
+ * and the collectives left out (and counted); each trace's too. */
 static void program_sums(struct nt_report *r)
 {
 	for (int k = 0; k < r->n_kernels; k++) {
 		const struct nt_report_kernel *e = &r->kernels[k];
+		struct nt_report_trace *tr = &r->traces[e->trace];
 
 		r->time_ns += e->time_ns;
 		r->replayed += e->replayed;
@@ -526,6 +561,14 @@ static void program_sums(struct nt_report *r)
 			r->probe_left_out_ns += e->traced_credible_ns;
 			continue;
 		}
+		if (e->collective) {
+			r->collective_left_out += e->credible;
+			r->collective_left_out_ns += e->traced_credible_ns;
+			continue;
+		}
+		tr->time_ns_credible += e->time_ns_credible;
+		tr->lost_ns += e->lost_ns;
+		tr->recoverable_ns += e->recoverable_ns;
 		r->traced_credible_ns += e->traced_credible_ns;
 		r->time_ns_credible += e->time_ns_credible;
 		r->lost_ns += e->lost_ns;
@@ -629,6 +672,8 @@ int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_
 	    stage(&b, threads, stage_replays, err))
 		goto out;
 	program_sums(r);
+	if (nt_report_jobs(r, err))
+		goto out;
 	ret = 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -645,8 +690,12 @@ void nt_report_free(struct nt_report *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < r->n_traces; i++)
+	for (int i = 0; i < r->n_traces; i++) {
 		free(r->traces[i].path);
+		free(r->traces[i].cmdline);
+		free(r->traces[i].exe);
+	}
+	nt_report_jobs_free(r);
 	for (int k = 0; k < r->n_kernels; k++) {
 		free(r->kernels[k].name);
 		free(r->kernels[k].demangled);
@@ -663,10 +712,17 @@ void nt_report_free(struct nt_report *r)
 	free(r);
 }
 
+int nt_report_launch_credible(const struct nt_report_launch *l)
+{
+	return l->ok && fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR;
+}
+
 const char *nt_report_no_fit(const struct nt_report_kernel *k)
 {
 	if (k->fitted && k->fit.fitted)
 		return NULL;
+	if (k->collective)
+		return "collective";
 	if (!k->fitted)
 		return k->map ? "no blocks" : "no map";
 	return k->fit.n_sm_used < NT_ATTRIB_MIN_SM ? "too few SMs" : "no fit";

@@ -279,7 +279,7 @@ static int fit_kernel(struct tstate *ts, int k)
 	struct nt_err ferr;
 
 	e->map = m;
-	if (!m || !ts->n_fb[k])
+	if (!m || !ts->n_fb[k] || e->collective)
 		return 0;
 	e->fitted = !nt_attrib_fit(ts->fb[k], ts->n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
 	if (!e->fitted || !e->fit.fitted)
