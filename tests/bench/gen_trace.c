@@ -390,7 +390,7 @@ static int64_t step(struct job *j, int s, int64_t now, int64_t *launch)
 						       ALLREDUCE_BLOCKS, 1);
 
 		for (int q = 0; q < ALLREDUCE_BLOCKS; q++)
-			j->b[q] = (struct nt_trace_block){ .block = q, .sm = q * 8, .warps = 16,
+			j->b[q] = (struct nt_trace_block){ .block = q, .sm = q * 8, .warps = 8,
 							   .t_start_ns = k->arrive + 100 + 10 * q, .t_end_ns = end - 100 };
 		on_clock(j->b, ALLREDUCE_BLOCKS, k->offset);
 		if (written(j, r, tl.launch) && put_launch(k->t, &tl, j->b, ALLREDUCE_BLOCKS, &err))
