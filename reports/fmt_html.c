@@ -334,21 +334,23 @@ static void job_steps(FILE *f, const struct nt_report_job *j)
 	fputs("</table>\n", f);
 }
 
+/* s escaped between two pieces of markup. */
+static void escaped(FILE *f, const char *before, const char *s, const char *after)
+{
+	fputs(before, f);
+	nt_xml_escape(f, s);
+	fputs(after, f);
+}
+
 static void job(FILE *f, const struct nt_report *r, const struct nt_report_job *j)
 {
-	fprintf(f, "<h2>Job: %d ranks</h2>\n<p><code>", j->n_ranks);
-	nt_xml_escape(f, r->traces[j->ranks[0].trace].cmdline);
-	fputs("</code></p>\n", f);
+	fprintf(f, "<h2>Job: %d ranks</h2>\n", j->n_ranks);
+	escaped(f, "<p><code>", r->traces[j->ranks[0].trace].cmdline, "</code></p>\n");
 	job_ranks(f, r, j);
-	if (j->note[0]) {
-		fputs("<p class=\"note\">", f);
-		nt_xml_escape(f, j->note);
-		fputs("</p>\n", f);
-	}
+	if (j->note[0])
+		escaped(f, "<p class=\"note\">", j->note, "</p>\n");
 	if (!j->n_steps) {
-		fputs("<p>No steps: ", f);
-		nt_xml_escape(f, j->why);
-		fputs(".</p>\n", f);
+		escaped(f, "<p>No steps: ", j->why, ".</p>\n");
 		return;
 	}
 	fprintf(f, "<p>%d steps lined up at the ranks' collectives %s: %d judged, %d complete on every rank. A "

@@ -35,22 +35,8 @@ LIB=$(cd "$B" && pwd)/libnucatrace.so
 PROG=$ROOT/tests/gpu/progs/torch_ddp.py
 TORCHRUN="torchrun --standalone --nproc-per-node $NPROC"
 mkdir -p "$W"
-pass=0 fail=0
-check() {	# check NAME COMMAND...
-	name=$1; shift
-	c_run=
-	set -f	# ONLY's globs, not the folder's files
-	for c_glob in ${ONLY:-*}; do
-		case $name in $c_glob) c_run=1 ;; esac
-	done
-	set +f
-	[ -n "$c_run" ] || return 0
-	if "$@" >"$W/$name.log" 2>&1; then
-		pass=$((pass + 1)); echo "ok   $name"
-	else
-		fail=$((fail + 1)); echo "FAIL $name"; tail -20 "$W/$name.log" | sed 's/^/     /'
-	fi
-}
+CHECK_TAIL=20
+. "$(dirname "$0")/check.sh"
 
 # traces_ok DIR [STORE]: the rank traces, then each trace's invariants
 traces_ok() {
