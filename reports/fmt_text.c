@@ -251,7 +251,8 @@ static void job(FILE *f, const struct nt_report *r, const struct nt_report_job *
 	for (int i = 0; i < j->n_ranks; i++)
 		fprintf(f, "%s %d", i ? "," : "", j->ranks[i].trace + 1);
 	fprintf(f, ")\n");
-	wrapped_at(f, r->traces[j->ranks[0].trace].cmdline, 2, 0);
+	/* a command of thousands of arguments would bury the view */
+	wrapped_at(f, nt_text_safe(line, sizeof(line), r->traces[j->ranks[0].trace].cmdline, 300), 2, 2);
 	job_ranks(f, r, j);
 	if (j->note[0]) {
 		snprintf(line, sizeof(line), "note: %s", j->note);
