@@ -162,11 +162,11 @@ test-lint:
 	@CORE_LAYERS='$(CORE_LAYERS)' tests/lint/layers.sh
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
-test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA)
+test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA) $(BUILD)/tests/gen_trace
 	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
 # The --html page in headless Chromium (apt-get install chromium); not in `test`.
-test-html: $(BUILD)/nucatrace
-	@NUCATRACE=$(BUILD)/nucatrace tests/html/check.sh
+test-html: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace
+	@NUCATRACE=$(BUILD)/nucatrace GEN=$(BUILD)/tests/gen_trace tests/html/check.sh
 
 # Programs the GPU tests trace (tests/gpu/progs): nvcc's default static cudart.
 # Also: the same program with shared cudart, and one on the driver API alone.

@@ -15,14 +15,16 @@
 
 static const char usage[] =
 	"nucatrace report [--json] [--launches] [--top N] [--html FILE] [--perfetto FILE]\n"
-	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] TRACE...";
+	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] [--threads N] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
 	"depends on the SM's L2 latency; per launch, a replay of the block dispatch that\n"
 	"must reproduce the measured makespan, and what it says the program lost to slow\n"
-	"SMs and could win back with a placement-aware schedule.  Several traces (ranks of\n"
-	"one job) make one report.\n"
+	"SMs and could win back with a placement-aware schedule.  Several traces make one\n"
+	"report; the ranks of one job are also set side by side, their steps lined up at\n"
+	"their collectives: which rank finished its compute last, by how much, and how\n"
+	"much of that its slow SMs explain.\n"
 	"\n"
 	"  --json        machine-readable output (docs/report.md)\n"
 	"  --launches    also list every traced launch\n"
@@ -31,14 +33,17 @@ static const char help[] =
 	"                latency heat map, kernels, scatter plots and a block timeline\n"
 	"  --perfetto F  also write a Perfetto/Chrome trace to F: a track per SM with a\n"
 	"                slice per block, and a kernels track (open in ui.perfetto.dev)\n"
-	"  --csv DIR     also write kernels.csv, launches.csv and blocks.csv into DIR\n"
+	"  --csv DIR     also write kernels.csv, launches.csv, blocks.csv and steps.csv\n"
+	"                (the job view of several ranks) into DIR\n"
 	"  --map SPEC    the map to use when a trace carries none: a map file, a\n"
 	"                calibration id or a GPU UUID in the store\n"
 	"  --store PATH  the map store for traces without a map (default: as calibrate)\n"
 	"  --shuffle-check N\n"
 	"                also redo every kernel's verdict against N maps with their TPCs\n"
 	"                shuffled at random, which carry no physics: how often the verdict\n"
-	"                calls a kernel L2-sensitive by chance, on these very traces\n";
+	"                calls a kernel L2-sensitive by chance, on these very traces\n"
+	"  --threads N   read and analyse up to N traces at once (default: one per\n"
+	"                CPU); the report is the same whatever N\n";
 
 struct map_source {
 	struct nt_map *fixed;	/* --map */
@@ -82,7 +87,7 @@ int cmd_report(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
 		{ "html", required_argument, NULL, 'H' }, { "shuffle-check", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
+		{ "threads", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
 	struct nt_format_opts fo = { .top = 20 };
@@ -93,7 +98,7 @@ int cmd_report(int argc, char **argv)
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
-	int o, ret, check = 0;
+	int o, ret, check = 0, threads = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -117,6 +122,11 @@ int cmd_report(int argc, char **argv)
 				usage_error(usage, "--shuffle-check: '%s' is not a number of maps (1..10000)", optarg);
 			check = (int)v;
 			break;
+		case 'T':
+			if (nt_parse_int(optarg, 1, 1024, &v))
+				usage_error(usage, "--threads: '%s' is not a number of threads (1..1024)", optarg);
+			threads = (int)v;
+			break;
 		default: usage_bad_option(usage, "report", o, argv);
 		}
 	}
@@ -130,7 +140,7 @@ int cmd_report(int argc, char **argv)
 	if ((perfetto && nt_outfile_open(&pf, perfetto, &err)) || (html && nt_outfile_open(&hf, html, &err)) ||
 	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
-	if (nt_report_build((const char *const *)argv + optind, argc - optind, get_map, &src, &r, &err)) {
+	if (nt_report_build((const char *const *)argv + optind, argc - optind, threads, get_map, &src, &r, &err)) {
 		nt_map_free(src.fixed);
 		nt_report_csv_abort(&cf);
 		die("%s", err.msg);

@@ -1,11 +1,12 @@
 /*
  * The report as CSV files in a folder, for pandas and spreadsheets:
  * kernels.csv (one row per kernel, the fit and the sums), launches.csv
- * (one row per traced launch, the replay) and blocks.csv (every block
+ * (one row per traced launch, the replay), blocks.csv (every block
  * record of the analysed launches, as nt_report_foreach_block streams
- * them).
+ * them) and steps.csv (the job view: a row per step and rank; only the
+ * header when the traces are no job).
  * The folder is made if missing; existing files are never overwritten,
- * and the three appear together or not at all (util/outfile.h).
+ * and the files appear together or not at all (util/outfile.h).
  *
  * Cells are what a spreadsheet can take: a name is quoted, made safe as
  * text is for a terminal (util/text.h: control characters '?', bytes
@@ -173,7 +174,40 @@ static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
 	return nt_report_foreach_block(r, 0, r->n_launches, on_block, &c, err);
 }
 
-static const char *const files[NT_REPORT_CSV_FILES] = { "kernels.csv", "launches.csv", "blocks.csv" };
+/* The job view (core/report/job.h): each step's verdict on every row of
+ * it, then the rank's part. */
+static void steps(FILE *f, const struct nt_report *r)
+{
+	fprintf(f, "job,step,launch,complete,judged,last_rank,lead_ns,explained,job_lost_ns,rank,trace,"
+		   "collective_launch,launches,measured,compute_ns,lost_ns,span_ns,wait_ns\n");
+	for (int j = 0; j < r->n_jobs; j++) {
+		const struct nt_report_job *jb = &r->jobs[j];
+
+		for (int i = 0; i < jb->n_steps; i++) {
+			const struct nt_job_step *s = &jb->steps[i];
+
+			for (int q = 0; q < jb->n_ranks; q++) {
+				const struct nt_job_cell *c = &s->cells[q];
+
+				fprintf(f, "%d,%d,%lld,%d,%d,", j, i + 1, (long long)s->launch, s->complete, s->judged);
+				if (s->judged)
+					fprintf(f, "%d", jb->ranks[s->last].rank);
+				num(f, "%.1f", s->judged ? s->lead_ns : NAN);
+				num(f, "%.4f", s->judged ? s->explained : NAN);
+				num(f, "%.1f", s->judged ? s->job_lost_ns : NAN);
+				fprintf(f, ",%d,%d,%lld,%d,%d", jb->ranks[q].rank, jb->ranks[q].trace,
+					(long long)r->launches[c->collective].launch, c->launches, c->measured);
+				num(f, "%.1f", c->compute_ns);
+				num(f, "%.1f", c->lost_ns);
+				num(f, "%.0f", c->span_ns);
+				num(f, "%.0f", c->wait_ns);
+				fputc('\n', f);
+			}
+		}
+	}
+}
+
+static const char *const files[NT_REPORT_CSV_FILES] = { "kernels.csv", "launches.csv", "blocks.csv", "steps.csv" };
 
 void nt_report_csv_abort(struct nt_report_csv *c)
 {
@@ -219,6 +253,7 @@ int nt_report_csv_write(struct nt_report_csv *c, const struct nt_report *r, stru
 
 	kernels(c->f[0].f, r);
 	launches(c->f[1].f, r);
+	steps(c->f[3].f, r);
 	if (blocks(c->f[2].f, r, err))
 		goto fail;
 	for (; done < NT_REPORT_CSV_FILES; done++)

@@ -133,25 +133,46 @@ static int put_heatmap(struct html_page *p, const struct nt_report_device *g)
 	return 0;
 }
 
+/* The ranks of the report's jobs on GPU uuid, as " (rank 0, 2)"; "" when
+ * none. */
+static void gpu_ranks(FILE *f, const struct nt_report *r, const char *uuid)
+{
+	int n = 0;
+
+	for (int j = 0; j < r->n_jobs; j++)
+		for (int i = 0; i < r->jobs[j].n_ranks; i++) {
+			const struct nt_job_rank *k = &r->jobs[j].ranks[i];
+
+			if (k->device >= 0 && !strcmp(r->devices[k->device].uuid, uuid))
+				fprintf(f, "%s%d", n++ ? ", " : " (rank ", k->rank);
+		}
+	if (n)
+		fputc(')', f);
+}
+
+/* Each GPU's map, side by side (a job's GPUs compare at a glance), each
+ * on its own colour scale. */
 static int heatmaps(struct html_page *p)
 {
 	const struct nt_report *r = p->r;
 	int shown = 0;
 
-	fputs("<h2>SM L2 latency</h2>\n", p->f);
+	fputs("<h2>SM L2 latency</h2>\n<div class=\"plots\">\n", p->f);
 	for (int i = 0; i < r->n_devices; i++) {
 		const struct nt_report_device *g = gpu_shown(r, i);
 
 		if (!g)
 			continue;
 		shown++;
-		fputs("<h3>", p->f);
+		fputs("<div><h3>", p->f);
 		nt_xml_escape(p->f, g->name);
 		fputs(" <code>", p->f);
 		nt_xml_escape(p->f, g->uuid);
-		fputs("</code></h3>\n", p->f);
+		fputs("</code>", p->f);
+		gpu_ranks(p->f, r, g->uuid);
+		fputs("</h3>\n", p->f);
 		if (!g->map) {
-			fputs("<p class=\"note\">no map in the trace, nor one taken from --map or the store</p>\n",
+			fputs("<p class=\"note\">no map in the trace, nor one taken from --map or the store</p></div>\n",
 			      p->f);
 			continue;
 		}
@@ -159,9 +180,11 @@ static int heatmaps(struct html_page *p)
 		if (put_heatmap(p, g))
 			return -1;
 		fprintf(p->f, "<figcaption>Chain-map L2 hit latency per SM (smid order, 16 a row), from "
-			"%s.</figcaption></figure>\n", g->map_in_trace ? "the calibration map inside the trace" :
+			"%s; its own colour scale.</figcaption></figure></div>\n", g->map_in_trace ?
+			"the calibration map inside the trace" :
 			"the map given with --map or the store's (the trace carries none)");
 	}
+	fputs("</div>\n", p->f);
 	if (!shown)
 		fputs("<p class=\"note\">The traces name no GPU.</p>\n", p->f);
 	return 0;
@@ -232,8 +255,13 @@ static void program(FILE *f, const struct nt_report *r)
 		"launches (largest error %.2f%%)%s.</p>\n", r->time_ns / 1e6, r->replayed,
 		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed, r->replay_err_max_pct,
 		r->credible < r->replayed ? "; the others are left out of the figures below" : "");
-	fprintf(f, "<table>\n<tr><th class=\"l\">over those %d launches (%.3f ms)</th><th>ms</th>"
-		"<th>%%</th><th class=\"l\"></th></tr>\n", r->credible, t / 1e6);
+	if (r->probe_left_out || r->collective_left_out)
+		fprintf(f, "<p>Left out too: %d launches of kernels the instrumentation dominates (not "
+			"measurable here) and %d of collectives, which wait for the other ranks.</p>\n",
+			r->probe_left_out, r->collective_left_out);
+	fprintf(f, "<table>\n<tr><th class=\"l\">over the %d launches summed (%.3f ms)</th><th>ms</th>"
+		"<th>%%</th><th class=\"l\"></th></tr>\n", r->credible - r->probe_left_out - r->collective_left_out,
+		t / 1e6);
 	figure_row(f, "lost to slow SMs", r->lost_ns, t, "every SM as fast as the average SM");
 	figure_row(f, "recoverable", r->recoverable_ns, t,
 		   "placement-aware schedule (longest blocks first, each to the SM that ends it first)");
@@ -248,6 +276,101 @@ static void program(FILE *f, const struct nt_report *r)
 	figure_row(f, "&#160;&#160;by the shape", r->quantisation_ns, t,
 		   "one even persistent wave, not this grid");
 	fputs("</table>\n", f);
+}
+
+/* The job view (core/report/job.h): its ranks, then its steps. */
+#define JOB_RANK_COLUMNS 8	/* ranks whose compute gets a column of its own */
+
+static void job_ranks(FILE *f, const struct nt_report *r, const struct nt_report_job *j)
+{
+	fputs("<table>\n<tr><th>rank</th><th>trace</th><th class=\"l\">GPU</th><th>map mean (cycles)</th>"
+	      "<th>spread %</th><th>time ms</th><th>lost ms</th><th>recoverable ms</th><th>collectives</th>"
+	      "<th>last in steps</th></tr>\n", f);
+	for (int i = 0; i < j->n_ranks; i++) {
+		const struct nt_job_rank *k = &j->ranks[i];
+		const struct nt_report_trace *t = &r->traces[k->trace];
+
+		fprintf(f, "<tr><td>%d</td><td>%d</td><td class=\"l\"><code>", k->rank, k->trace + 1);
+		nt_xml_escape(f, k->device >= 0 ? r->devices[k->device].uuid : t->uuid);
+		fputs("</code></td><td>", f);
+		html_num(f, "%.2f", k->map_mean);
+		fputs("</td><td>", f);
+		html_num(f, "%.1f", k->map_spread_pct);
+		fprintf(f, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%d</td><td>%d of %d</td></tr>\n",
+			t->time_ns_credible / 1e6, t->lost_ns / 1e6, t->recoverable_ns / 1e6, k->collectives, k->last,
+			j->judged);
+	}
+	fputs("</table>\n", f);
+}
+
+static void job_steps(FILE *f, const struct nt_report_job *j)
+{
+	int cols = j->n_ranks <= JOB_RANK_COLUMNS;
+
+	fputs("<table>\n<tr><th>step</th><th>launch</th><th>last rank</th>", f);
+	for (int i = 0; cols && i < j->n_ranks; i++)
+		fprintf(f, "<th>rank %d compute ms</th>", j->ranks[i].rank);
+	fputs("<th>lead ms</th><th>lead %</th><th>lost ms (last rank)</th><th>explained %</th>"
+	      "<th>job gain ms</th><th>measured</th></tr>\n", f);
+	for (int i = 0; i < j->n_steps; i++) {
+		const struct nt_job_step *s = &j->steps[i];
+		const struct nt_job_cell *c = s->judged ? &s->cells[s->last] : NULL;
+
+		fprintf(f, "<tr><td>%d</td><td>%lld</td>", i + 1, (long long)s->launch);
+		if (!c) {
+			fprintf(f, "<td class=\"l\" colspan=\"%d\">not judged: no launch of it traced on every "
+				"rank</td></tr>\n", 7 + (cols ? j->n_ranks : 0));
+			continue;
+		}
+		fprintf(f, "<td><b>%d</b></td>", j->ranks[s->last].rank);
+		for (int q = 0; cols && q < j->n_ranks; q++)
+			fprintf(f, "<td>%.3f</td>", s->cells[q].compute_ns / 1e6);
+		fprintf(f, "<td>%.3f</td><td>%.1f</td><td>%.3f</td><td>", s->lead_ns / 1e6,
+			pct(s->lead_ns, c->compute_ns), s->lost_ns / 1e6);
+		html_num(f, "%.1f", 100 * s->explained);
+		fprintf(f, "</td><td>%.3f</td><td>%d of %lld</td></tr>\n", s->job_lost_ns / 1e6, c->measured,
+			(long long)s->step_launches);
+	}
+	fputs("</table>\n", f);
+}
+
+/* s escaped between two pieces of markup. */
+static void escaped(FILE *f, const char *before, const char *s, const char *after)
+{
+	fputs(before, f);
+	nt_xml_escape(f, s);
+	fputs(after, f);
+}
+
+static void job(FILE *f, const struct nt_report *r, const struct nt_report_job *j)
+{
+	fprintf(f, "<h2>Job: %d ranks</h2>\n", j->n_ranks);
+	escaped(f, "<p><code>", r->traces[j->ranks[0].trace].cmdline, "</code></p>\n");
+	job_ranks(f, r, j);
+	if (j->note[0])
+		escaped(f, "<p class=\"note\">", j->note, "</p>\n");
+	if (!j->n_steps) {
+		escaped(f, "<p>No steps: ", j->why, ".</p>\n");
+		return;
+	}
+	fprintf(f, "<p>%d steps lined up at the ranks' collectives %s: %d judged, %d complete on every rank. A "
+		"step is each rank's compute up to a collective; the last rank is the one with the most.</p>\n",
+		j->n_steps, j->align == NT_JOB_BY_ORDER ? "in order (every launch traced)" :
+		"of the same launch number (sampled: a launch counts when traced on every rank)", j->judged,
+		j->complete);
+	if (j->n_steps > 20)
+		fprintf(f, "<details><summary>%d steps</summary>\n", j->n_steps);
+	job_steps(f, j);
+	if (j->n_steps > 20)
+		fputs("</details>\n", f);
+	if (j->judged)
+		fprintf(f, "<p>Over the %d judged steps the last rank led by <b>%.3f ms</b> in all (%.1f%% of the "
+			"%.3f ms it computed); slow SMs under its blocks explain <b>%.3f ms</b> of that (%.1f%%). Had "
+			"no rank lost time to slow SMs, each step's last rank would have been done %.3f ms (%.1f%%) "
+			"sooner. Lost time is against each GPU's own average SM: a GPU slower as a whole (map "
+			"mean) is not in it.</p>\n", j->judged, j->lead_ns / 1e6, pct(j->lead_ns, j->critical_ns),
+			j->critical_ns / 1e6, j->explained_ns / 1e6, pct(j->explained_ns, j->lead_ns),
+			j->job_lost_ns / 1e6, pct(j->job_lost_ns, j->critical_ns));
 }
 
 static void kernels(FILE *f, const struct nt_report *r, const int *idx, int shown)
@@ -347,6 +470,8 @@ static int write_html(FILE *f, const struct nt_report *r, const struct nt_format
 			rank[idx[i]] = i;
 		p.idx = idx, p.rank = rank;
 		program(f, r);
+		for (int i = 0; i < r->n_jobs; i++)
+			job(f, r, &r->jobs[i]);
 	} else {
 		fputs("<p>No traced launches: nothing to attribute (kernels-mode traces have no block "
 		      "records).</p>\n", f);

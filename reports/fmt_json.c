@@ -55,6 +55,7 @@ static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 	nt_json_kv_int(j, "index", k);
 	nt_json_kv_str(j, "name", e->name);
 	nt_json_kv_str(j, "demangled", e->demangled);
+	nt_json_kv_bool(j, "collective", e->collective);
 	nt_json_kv_int(j, "trace", e->trace);
 	nt_json_kv_int(j, "device", e->device);
 	dims(j, "grid", e->grid);
@@ -145,6 +146,92 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_end_object(j);
 }
 
+/* The job view (core/report/job.h, docs/report.md). */
+static const char *const align_names[] = {
+	[NT_JOB_UNALIGNED] = NULL, [NT_JOB_BY_ORDER] = "order", [NT_JOB_BY_LAUNCH] = "launch",
+};
+
+static void job_rank(struct nt_json *j, const struct nt_report *r, const struct nt_job_rank *k)
+{
+	nt_json_begin_object(j);
+	nt_json_kv_int(j, "rank", k->rank);
+	nt_json_kv_int(j, "trace", k->trace);
+	nt_json_kv_str(j, "uuid", k->device >= 0 ? r->devices[k->device].uuid : NULL);
+	nt_json_kv_str(j, "gpu", k->device >= 0 ? r->devices[k->device].name : NULL);
+	nt_json_kv_double(j, "map_mean", k->map_mean);
+	nt_json_kv_double(j, "map_min", k->map_min);
+	nt_json_kv_double(j, "map_max", k->map_max);
+	nt_json_kv_double(j, "map_spread_pct", k->map_spread_pct);
+	nt_json_kv_int(j, "collectives", k->collectives);
+	nt_json_kv_int(j, "steps_last", k->last);
+	nt_json_kv_double(j, "lead_ns", k->lead_ns);
+	nt_json_kv_double(j, "steps_compute_ns", k->compute_ns);
+	nt_json_kv_double(j, "steps_lost_ns", k->lost_ns);
+	nt_json_end_object(j);
+}
+
+static void job_step(struct nt_json *j, const struct nt_report *r, const struct nt_report_job *jb, int i)
+{
+	const struct nt_job_step *s = &jb->steps[i];
+
+	nt_json_begin_object(j);
+	nt_json_kv_int(j, "step", i + 1);
+	nt_json_kv_int(j, "launch", s->launch);
+	nt_json_kv_int(j, "collective", s->kernel);
+	nt_json_kv_int(j, "step_launches", s->step_launches);
+	nt_json_kv_bool(j, "complete", s->complete);
+	nt_json_kv_bool(j, "judged", s->judged);
+	nt_json_kv_int(j, "last_rank", s->judged ? jb->ranks[s->last].rank : -1);
+	nt_json_kv_int(j, "next_rank", s->judged ? jb->ranks[s->next].rank : -1);
+	nt_json_kv_double(j, "lead_ns", s->judged ? s->lead_ns : NAN);
+	nt_json_kv_double(j, "lost_ns", s->judged ? s->lost_ns : NAN);
+	nt_json_kv_double(j, "explained", s->judged ? s->explained : NAN);
+	nt_json_kv_double(j, "job_lost_ns", s->judged ? s->job_lost_ns : NAN);
+	nt_json_key(j, "ranks");
+	nt_json_begin_array(j);
+	for (int q = 0; q < jb->n_ranks; q++) {
+		const struct nt_job_cell *c = &s->cells[q];
+
+		nt_json_begin_object(j);
+		nt_json_kv_int(j, "rank", jb->ranks[q].rank);
+		nt_json_kv_int(j, "launch", r->launches[c->collective].launch);
+		nt_json_kv_int(j, "launches", c->launches);
+		nt_json_kv_int(j, "measured", c->measured);
+		nt_json_kv_double(j, "compute_ns", c->compute_ns);
+		nt_json_kv_double(j, "lost_ns", c->lost_ns);
+		nt_json_kv_double(j, "span_ns", c->span_ns);
+		nt_json_kv_double(j, "wait_ns", c->wait_ns);
+		nt_json_end_object(j);
+	}
+	nt_json_end_array(j);
+	nt_json_end_object(j);
+}
+
+static void job(struct nt_json *j, const struct nt_report *r, const struct nt_report_job *jb)
+{
+	nt_json_begin_object(j);
+	nt_json_key(j, "ranks");
+	nt_json_begin_array(j);
+	for (int i = 0; i < jb->n_ranks; i++)
+		job_rank(j, r, &jb->ranks[i]);
+	nt_json_end_array(j);
+	nt_json_kv_str(j, "aligned_by", align_names[jb->align]);
+	nt_json_kv_str(j, "why", jb->n_steps ? NULL : jb->why);
+	nt_json_kv_str(j, "note", jb->note[0] ? jb->note : NULL);
+	nt_json_kv_int(j, "steps_judged", jb->judged);
+	nt_json_kv_int(j, "steps_complete", jb->complete);
+	nt_json_kv_double(j, "critical_ns", jb->critical_ns);
+	nt_json_kv_double(j, "lead_ns", jb->lead_ns);
+	nt_json_kv_double(j, "explained_ns", jb->explained_ns);
+	nt_json_kv_double(j, "job_lost_ns", jb->job_lost_ns);
+	nt_json_key(j, "steps");
+	nt_json_begin_array(j);
+	for (int i = 0; i < jb->n_steps; i++)
+		job_step(j, r, jb, i);
+	nt_json_end_array(j);
+	nt_json_end_object(j);
+}
+
 static int write_json(FILE *f, const struct nt_report *r, const struct nt_format_opts *o)
 {
 	struct nt_json j;
@@ -170,6 +257,12 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 		nt_json_kv_str(&j, "no_map", t->traced && !t->has_map ? t->no_map : NULL);
 		nt_json_kv_int(&j, "skipped", t->skipped);
 		nt_json_kv_str(&j, "skipped_why", t->skipped ? t->skipped_why : NULL);
+		nt_json_kv_str(&j, "host", t->host);
+		nt_json_kv_int(&j, "pid", t->pid);
+		nt_json_kv_str(&j, "cmdline", t->cmdline);
+		nt_json_kv_double(&j, "credible_time_ns", t->time_ns_credible);
+		nt_json_kv_double(&j, "lost_ns", t->lost_ns);
+		nt_json_kv_double(&j, "recoverable_ns", t->recoverable_ns);
 		nt_json_end_object(&j);
 	}
 	nt_json_end_array(&j);
@@ -194,6 +287,8 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_kv_int(&j, "probe_unknown", r->probe_unknown);
 	nt_json_kv_int(&j, "probe_left_out", r->probe_left_out);
 	nt_json_kv_double(&j, "probe_left_out_ns", r->probe_left_out_ns);
+	nt_json_kv_int(&j, "collective_left_out", r->collective_left_out);
+	nt_json_kv_double(&j, "collective_left_out_ns", r->collective_left_out_ns);
 	nt_json_kv_int(&j, "sensitive", r->sensitive);
 	nt_json_kv_double(&j, "fdr", NT_REPORT_FDR);
 	nt_json_end_object(&j);
@@ -213,6 +308,11 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	} else {
 		nt_json_null(&j);
 	}
+	nt_json_key(&j, "jobs");
+	nt_json_begin_array(&j);
+	for (int i = 0; i < r->n_jobs; i++)
+		job(&j, r, &r->jobs[i]);
+	nt_json_end_array(&j);
 	nt_json_key(&j, "kernels");
 	nt_json_begin_array(&j);
 	for (int k = 0; k < r->n_kernels; k++)

@@ -153,7 +153,10 @@ static int one_trace(struct nt_json *j, const struct nt_report *r, char **label,
 	struct pctx c = { .j = j, .r = r, .label = label, .pid = ti + 1, .base = tr->t_first_ns };
 	char pname[256];
 
-	snprintf(pname, sizeof(pname), "%s %.47s %.95s", tr->path, tr->uuid, tr->gpu);
+	if (tr->rank >= 0)	/* the ranks of a job, each on its own clock */
+		snprintf(pname, sizeof(pname), "rank %d: %s %.47s %.95s", tr->rank, tr->path, tr->uuid, tr->gpu);
+	else
+		snprintf(pname, sizeof(pname), "%s %.47s %.95s", tr->path, tr->uuid, tr->gpu);
 	meta(j, c.pid, 0, "process_name", pname, -1);
 	meta(j, c.pid, 0, "thread_name", "kernels", 0);
 	if (nt_report_foreach_block(r, tr->first_launch, tr->n_launches, on_block, &c, NULL))

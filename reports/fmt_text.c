@@ -146,12 +146,17 @@ static void program(FILE *f, const struct nt_report *r)
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
 		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
 		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed,
-		pct(r->traced_credible_ns + r->probe_left_out_ns, r->time_ns),
+		pct(r->traced_credible_ns + r->probe_left_out_ns + r->collective_left_out_ns, r->time_ns),
 		r->replay_err_max_pct);
 	left_out(f, r);
 	probe(f, r);
+	if (r->collective_left_out)
+		fprintf(f, "  collectives        left out: %d launches (%.3f ms traced, %.1f%%) of collectives, which\n"
+			   "                     wait for the other ranks (the job view below lines ranks up at them)\n",
+			r->collective_left_out, r->collective_left_out_ns / 1e6,
+			pct(r->collective_left_out_ns, r->time_ns));
 	fprintf(f, "  over the %d launches summed (%.3f ms native where known, %.3f ms traced):\n",
-		r->credible - r->probe_left_out, t / 1e6, r->traced_credible_ns / 1e6);
+		r->credible - r->probe_left_out - r->collective_left_out, t / 1e6, r->traced_credible_ns / 1e6);
 	fprintf(f, "  lost to slow SMs   %10.3f ms %6.1f%%  every SM as fast as the average SM\n",
 		r->lost_ns / 1e6, pct(r->lost_ns, t));
 	fprintf(f, "  recoverable        %10.3f ms %6.1f%%  placement-aware schedule (longest blocks\n"
@@ -187,6 +192,94 @@ static void shuffle_check(FILE *f, const struct nt_report *r)
 		c->max_per_map, c->significant);
 }
 
+/* The job view (core/report/job.h). */
+#define STEPS_SHOWN 20
+static const char *const align_how[] = {
+	[NT_JOB_UNALIGNED] = "",
+	[NT_JOB_BY_ORDER] = "at the ranks' collectives in order (every launch traced)",
+	[NT_JOB_BY_LAUNCH] = "at collectives of the same launch number (sampled: a launch counts when "
+			     "traced on every rank)",
+};
+
+static void job_ranks(FILE *f, const struct nt_report *r, const struct nt_report_job *j)
+{
+	fprintf(f, "  %4s %5s  %-12s %8s %7s %10s %9s %9s  %s\n", "rank", "trace", "GPU", "map mean",
+		"spread", "time ms", "lost ms", "recov ms", "last in");
+	for (int i = 0; i < j->n_ranks; i++) {
+		const struct nt_job_rank *k = &j->ranks[i];
+		const struct nt_report_trace *t = &r->traces[k->trace];
+		char uuid[NT_TEXT_ROOM(NT_UUID_LEN)], mean[32], spread[32];
+
+		/* "GPU-" and 8 hex digits tell H200s apart; the header has all of it */
+		fprintf(f, "  %4d %5d  %-12.12s %8s %6s%% %10.3f %9.3f %9.3f  %d of %d steps\n", k->rank, k->trace + 1,
+			nt_text_safe(uuid, sizeof(uuid), k->device >= 0 ? r->devices[k->device].uuid : t->uuid, 0),
+			num(mean, sizeof(mean), "%.2f", k->map_mean), num(spread, sizeof(spread), "%.1f", k->map_spread_pct),
+			t->time_ns_credible / 1e6, t->lost_ns / 1e6, t->recoverable_ns / 1e6, k->last, j->judged);
+	}
+}
+
+static void job_steps(FILE *f, const struct nt_report_job *j, int all)
+{
+	int shown = all || j->n_steps <= STEPS_SHOWN ? j->n_steps : STEPS_SHOWN;
+
+	fprintf(f, "  %4s %7s %5s %11s %9s %6s %9s %10s %12s  %s\n", "step", "launch", "last", "compute ms",
+		"lead ms", "lead%", "lost ms", "explained", "job gain ms", "measured");
+	for (int i = 0; i < shown; i++) {
+		const struct nt_job_step *s = &j->steps[i];
+		char e[32];
+
+		fprintf(f, "  %4d %7lld ", i + 1, (long long)s->launch);
+		if (!s->judged) {
+			fprintf(f, "  not judged: no launch of it traced on every rank\n");
+			continue;
+		}
+		fprintf(f, "%5d %11.3f %9.3f %5.1f%% %9.3f %10s %12.3f  %d of %lld\n", j->ranks[s->last].rank,
+			s->cells[s->last].compute_ns / 1e6, s->lead_ns / 1e6,
+			pct(s->lead_ns, s->cells[s->last].compute_ns), s->lost_ns / 1e6,
+			isfinite(s->explained) ? (snprintf(e, sizeof(e), "%.1f%%", 100 * s->explained), e) : "-",
+			s->job_lost_ns / 1e6, s->cells[s->last].measured, (long long)s->step_launches);
+	}
+	if (shown < j->n_steps)
+		fprintf(f, "  ... and %d more steps (--launches or --json lists them all)\n", j->n_steps - shown);
+}
+
+static void job(FILE *f, const struct nt_report *r, const struct nt_report_job *j, const struct nt_format_opts *o)
+{
+	char line[1024];
+
+	fprintf(f, "\njob: %d ranks of one program (traces", j->n_ranks);
+	for (int i = 0; i < j->n_ranks; i++)
+		fprintf(f, "%s %d", i ? "," : "", j->ranks[i].trace + 1);
+	fprintf(f, ")\n");
+	/* a command of thousands of arguments would bury the view */
+	wrapped_at(f, nt_text_safe(line, sizeof(line), r->traces[j->ranks[0].trace].cmdline, 300), 2, 2);
+	job_ranks(f, r, j);
+	if (j->note[0]) {
+		snprintf(line, sizeof(line), "note: %s", j->note);
+		wrapped_at(f, line, 2, 2);
+	}
+	if (!j->n_steps) {
+		snprintf(line, sizeof(line), "no steps: %s", j->why);
+		wrapped_at(f, line, 2, 2);
+		return;
+	}
+	snprintf(line, sizeof(line), "%d steps lined up %s: %d judged, %d complete on every rank; a step is "
+		 "each rank's compute up to a collective, the last rank the one with the most", j->n_steps,
+		 align_how[j->align], j->judged, j->complete);
+	wrapped_at(f, line, 2, 2);
+	job_steps(f, j, o->launches);
+	if (!j->judged)
+		return;
+	snprintf(line, sizeof(line), "over the %d judged steps the last rank led by %.3f ms in all (%.1f%% of the "
+		 "%.3f ms it computed); slow SMs under its blocks explain %.3f ms of that (%.1f%%). Had no rank "
+		 "lost time to slow SMs, each step's last rank would have been done %.3f ms (%.1f%%) sooner. "
+		 "Lost time is against each GPU's own average SM: a GPU slower as a whole (map mean) is not "
+		 "in it.", j->judged, j->lead_ns / 1e6, pct(j->lead_ns, j->critical_ns), j->critical_ns / 1e6,
+		 j->explained_ns / 1e6, pct(j->explained_ns, j->lead_ns), j->job_lost_ns / 1e6,
+		 pct(j->job_lost_ns, j->critical_ns));
+	wrapped_at(f, line, 2, 2);
+}
+
 /* The verdict in a table cell: yes, no, other, n/m (not measurable). */
 static const char *verdict_cell(const struct nt_report_kernel *k)
 {
@@ -197,6 +290,8 @@ static const char *verdict_cell(const struct nt_report_kernel *k)
 		return "other";
 	case NT_VERDICT_NOT_MEASURABLE:
 		return "n/m";
+	case NT_VERDICT_COLLECTIVE:
+		return "coll";
 	default:
 		return "no";
 	}
@@ -303,6 +398,8 @@ static int write_text(FILE *f, const struct nt_report *r, const struct nt_format
 		rank[idx[i]] = i;
 	program(f, r);
 	shuffle_check(f, r);
+	for (int i = 0; i < r->n_jobs; i++)
+		job(f, r, &r->jobs[i], o);
 	kernels(f, r, idx, o);
 	if (o->launches)
 		launches(f, r, rank);

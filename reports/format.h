@@ -32,7 +32,7 @@ extern const struct nt_format nt_format_html;
  * files (-1 when one of them exists); nt_report_csv_write() writes and
  * commits them all, or removes them all and says why;
  * nt_report_csv_abort() removes them (and the folder if it made it). */
-#define NT_REPORT_CSV_FILES 3
+#define NT_REPORT_CSV_FILES 4
 struct nt_report_csv {
 	char *dir;
 	int made_dir;

@@ -10,6 +10,7 @@
 
 #include "report/report_impl.h"
 #include "util/demangle.h"
+#include "util/workers.h"
 
 /* out of memory in HASH_ADD leaves the entry out instead of exiting */
 #define HASH_NONFATAL_OOM 1
@@ -143,6 +144,7 @@ static int find_kernel(struct tstate *ts, const struct nt_trace_launch *l, const
 	e->demangled = k && k->demangled ? strdup(k->demangled) : nt_demangle(name);
 	if (!e->name)
 		return -1;
+	e->collective = nt_report_is_collective(e->name, e->demangled);
 	e->trace = ts->trace;
 	e->device = l->device;
 	e->grid[0] = l->grid_x, e->grid[1] = l->grid_y, e->grid[2] = l->grid_z;
@@ -393,44 +395,106 @@ out:
 	free(offset);
 }
 
-/* Phase 1 of a trace: its devices, launches and maps, every kernel's fit
- * and native time.  ts stays open for phase 2 (tstate_close). */
-static int read_fits(struct nt_report *r, int ti, struct tstate *ts, nt_report_map_fn get_map, void *arg,
-		     struct nt_err *err)
+/* An integer meta value, -1 when absent or not a number. */
+static int64_t meta_i64(struct tstate *ts, const char *key)
+{
+	char buf[32], *end;
+	long long v;
+
+	if (nt_trace_get_meta(ts->t, key, buf, sizeof(buf), NULL))
+		return -1;
+	v = strtoll(buf, &end, 10);
+	return end != buf && !*end && v >= 0 ? v : -1;
+}
+
+/* The process's meta that tells jobs apart (job.h). */
+static int read_process(struct tstate *ts, struct nt_report_trace *tr)
+{
+	size_t len = 1 << 16;
+	char *buf = malloc(len);
+
+	if (!buf)
+		return nt_err_set(ts->err, "out of memory");
+	tr->cmdline = strdup(nt_trace_get_meta(ts->t, "cmdline", buf, len, NULL) ? "" : buf);
+	tr->exe = strdup(nt_trace_get_meta(ts->t, "exe", buf, len, NULL) ? "" : buf);
+	if (nt_trace_get_meta(ts->t, "host", tr->host, sizeof(tr->host), NULL))
+		tr->host[0] = '\0';
+	free(buf);
+	tr->pid = meta_i64(ts, "pid");
+	tr->start_unix_ns = meta_i64(ts, "start_unix_ns");
+	tr->end_unix_ns = meta_i64(ts, "end_unix_ns");
+	return tr->cmdline && tr->exe ? 0 : nt_err_set(ts->err, "out of memory");
+}
+
+/* Stage 1 of a trace (on its own thread): its meta, devices, launches
+ * and kernels, into its shard.  ts stays open until tstate_close. */
+static int read_rows(struct nt_report *r, int ti, struct tstate *ts)
 {
 	struct nt_report_trace *tr = &r->traces[ti];
 	char buf[32];
-	int ret = -1, k0 = r->n_kernels;
 
-	*ts = (struct tstate){ .r = r, .trace = ti, .rng = 0x9E3779B97F4A7C15ULL, .err = err };
-	ts->cap_k = r->n_kernels;
+	ts->shard.traces = r->traces;
+	ts->r = &ts->shard;
+	ts->trace = ti;
+	ts->rng = 0x9E3779B97F4A7C15ULL;
+	ts->err = &ts->own_err;
 	for (int d = 0; d < MAX_DEVICES; d++)
 		ts->dev[d] = -1;
 	tr->rank = -1;
 	tr->t_first_ns = -1;
-	if (nt_trace_open(tr->path, &ts->t, err))
+	if (nt_trace_open(tr->path, &ts->t, ts->err))
 		return -1;
 	if (!nt_trace_get_meta(ts->t, "backend", buf, sizeof(buf), NULL))
 		snprintf(tr->backend, sizeof(tr->backend), "%.15s", buf);
 	if (!nt_trace_get_meta(ts->t, "rank", buf, sizeof(buf), NULL))
 		tr->rank = atoi(buf);
-	if (nt_trace_foreach_device(ts->t, on_device, ts, err) || ts->failed)
-		goto out;
-	/* fb/n_fb/seen_fb are indexed by kernel: make room for the earlier
-	 * traces' kernels too, which this trace never touches. */
-	if (k0 && (!(ts->fb = calloc(k0, sizeof(*ts->fb))) || !(ts->n_fb = calloc(k0, sizeof(*ts->n_fb))) ||
-		   !(ts->seen_fb = calloc(k0, sizeof(*ts->seen_fb))))) {
-		nt_err_set(err, "out of memory");
-		goto out;
-	}
-	if (nt_trace_foreach_launch(ts->t, on_launch, ts, err) || ts->failed)
-		goto out;
-	find_maps(ts, get_map, arg);
-	if (nt_report_fit_kernels(ts, k0) || nt_report_read_native(ts))
-		goto out;
-	ret = 0;
-out:
-	for (int k = 0; k < r->n_kernels && ts->fb; k++)
+	if (read_process(ts, tr))
+		return -1;
+	if (nt_trace_foreach_device(ts->t, on_device, ts, ts->err) || ts->failed)
+		return -1;
+	if (nt_trace_foreach_launch(ts->t, on_launch, ts, ts->err) || ts->failed)
+		return -1;
+	return 0;
+}
+
+/* Between stages 1 and 2, in trace order: the trace's shard appended to
+ * the report, its indices made the report's. */
+static int merge_shard(struct nt_report *r, struct tstate *ts)
+{
+	struct nt_report *sh = &ts->shard;
+	struct kernel_key *e, *tmp;
+
+	if (nt_report_resize(&r->kernels, r->n_kernels + sh->n_kernels, sizeof(*r->kernels)) ||
+	    nt_report_resize(&r->devices, r->n_devices + sh->n_devices, sizeof(*r->devices)))
+		return nt_err_set(ts->err, "out of memory");
+	ts->k0 = r->n_kernels;
+	ts->n_k = sh->n_kernels;
+	if (sh->n_kernels)
+		memcpy(r->kernels + r->n_kernels, sh->kernels, sh->n_kernels * sizeof(*r->kernels));
+	if (sh->n_devices)
+		memcpy(r->devices + r->n_devices, sh->devices, sh->n_devices * sizeof(*r->devices));
+	for (size_t i = 0; i < ts->n_ld; i++)
+		ts->ld[i].kernel += ts->k0;
+	HASH_ITER(hh, ts->keys, e, tmp)
+		e->index += ts->k0;
+	for (int o = 0; o < MAX_DEVICES; o++)
+		if (ts->dev[o] >= 0)
+			ts->dev[o] += r->n_devices;
+	r->n_kernels += sh->n_kernels;
+	r->n_devices += sh->n_devices;
+	free(sh->kernels);
+	free(sh->devices);
+	memset(sh, 0, sizeof(*sh));
+	ts->r = r;
+	return 0;
+}
+
+/* Stage 2 of a trace: every kernel's fit and native time. */
+static int read_fits(struct tstate *ts)
+{
+	int ret = nt_report_fit_kernels(ts) || nt_report_read_native(ts) ? -1 : 0;
+
+	for (int k = 0; k < ts->n_k && ts->fb; k++)
 		free(ts->fb[k]);
 	free(ts->fb);
 	free(ts->n_fb);
@@ -441,28 +505,33 @@ out:
 	return ret;
 }
 
-/* Phase 2, once every kernel has its verdict: the trace's launches
- * replayed, after the launches of the traces before it. */
-static int read_replays(struct nt_report *r, struct tstate *ts)
+/* Stage 3, once every kernel has its verdict: the trace's launches
+ * replayed into its part of r->launches (a launch that cannot be is
+ * left out with why, never an error). */
+static void read_replays(struct tstate *ts)
 {
-	struct nt_report_trace *tr = &r->traces[ts->trace];
+	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
 	struct nt_report_blocks bl = { 0 };
-	void *p = realloc(r->launches, (r->n_launches + ts->n_ld + 1) * sizeof(*r->launches));
 
-	if (!p)
-		return nt_err_set(ts->err, "out of memory");
-	r->launches = p;
-	tr->first_launch = r->n_launches;
 	for (size_t i = 0; i < ts->n_ld; i++)
-		second_pass_launch(ts, &ts->ld[i], &bl, &r->launches[tr->first_launch + i]);
-	r->n_launches += ts->n_ld;
-	tr->n_launches = ts->n_ld;
+		second_pass_launch(ts, &ts->ld[i], &bl, &ts->r->launches[tr->first_launch + i]);
 	nt_report_blocks_free(&bl);
-	return 0;
 }
 
 static void tstate_close(struct tstate *ts)
 {
+	for (int k = 0; k < ts->shard.n_kernels; k++) {	/* not merged: a failure in stage 1 */
+		free(ts->shard.kernels[k].name);
+		free(ts->shard.kernels[k].demangled);
+	}
+	free(ts->shard.kernels);
+	free(ts->shard.devices);
+	for (int k = 0; k < ts->n_k + ts->shard.n_kernels && ts->fb; k++)
+		free(ts->fb[k]);
+	free(ts->fb);
+	free(ts->n_fb);
+	free(ts->seen_fb);
+	free_keys(ts);
 	free(ts->ld);
 	ts->ld = NULL;
 	nt_trace_close(ts->t);
@@ -470,11 +539,12 @@ static void tstate_close(struct tstate *ts)
 }
 
 /* The program's figures: sums over the kernels, those not measurable
- * left out (and counted). */
+ * and the collectives left out (and counted); each trace's too. */
 static void program_sums(struct nt_report *r)
 {
 	for (int k = 0; k < r->n_kernels; k++) {
 		const struct nt_report_kernel *e = &r->kernels[k];
+		struct nt_report_trace *tr = &r->traces[e->trace];
 
 		r->time_ns += e->time_ns;
 		r->replayed += e->replayed;
@@ -491,6 +561,14 @@ static void program_sums(struct nt_report *r)
 			r->probe_left_out_ns += e->traced_credible_ns;
 			continue;
 		}
+		if (e->collective) {
+			r->collective_left_out += e->credible;
+			r->collective_left_out_ns += e->traced_credible_ns;
+			continue;
+		}
+		tr->time_ns_credible += e->time_ns_credible;
+		tr->lost_ns += e->lost_ns;
+		tr->recoverable_ns += e->recoverable_ns;
 		r->traced_credible_ns += e->traced_credible_ns;
 		r->time_ns_credible += e->time_ns_credible;
 		r->lost_ns += e->lost_ns;
@@ -503,11 +581,68 @@ static void program_sums(struct nt_report *r)
 	}
 }
 
-int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
+/* The stages' threads: each runs one trace's stage at a time. */
+struct build {
+	struct nt_report *r;
+	struct tstate *ts;
+};
+
+static int stage_rows(int i, void *arg)
+{
+	struct build *b = arg;
+
+	return read_rows(b->r, i, &b->ts[i]);
+}
+
+static int stage_fits(int i, void *arg)
+{
+	struct build *b = arg;
+
+	return read_fits(&b->ts[i]);
+}
+
+static int stage_replays(int i, void *arg)
+{
+	struct build *b = arg;
+
+	read_replays(&b->ts[i]);
+	return 0;
+}
+
+/* One stage over every trace: 0, or -1 with the first failing trace's
+ * error (the same whatever the threads, util/workers.h). */
+static int stage(struct build *b, int threads, int (*fn)(int i, void *arg), struct nt_err *err)
+{
+	int failed = nt_workers_run(b->r->n_traces, threads, fn, b);
+
+	if (failed < 0)
+		return 0;
+	*err = *b->ts[failed].err;
+	return -1;
+}
+
+/* Each trace's part of r->launches, in trace order. */
+static int place_launches(struct nt_report *r, struct tstate *ts, struct nt_err *err)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < r->n_traces; i++) {
+		r->traces[i].first_launch = n;
+		r->traces[i].n_launches = ts[i].n_ld;
+		n += ts[i].n_ld;
+	}
+	if (!(r->launches = calloc(n ? n : 1, sizeof(*r->launches))))
+		return nt_err_set(err, "out of memory");
+	r->n_launches = n;
+	return 0;
+}
+
+int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
 		    struct nt_report **out, struct nt_err *err)
 {
 	struct nt_report *r = calloc(1, sizeof(*r));
 	struct tstate *ts = calloc(n > 0 ? n : 1, sizeof(*ts));
+	struct build b = { r, ts };
 	int ret = -1;
 
 	*out = NULL;
@@ -517,20 +652,28 @@ int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, v
 		return nt_err_set(err, "out of memory");
 	}
 	r->n_traces = n;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		if (!(r->traces[i].path = strdup(paths[i]))) {
 			nt_err_set(err, "out of memory");
 			goto out;
 		}
-		if (read_fits(r, i, &ts[i], get_map, arg, err))
-			goto out;
-	}
-	if (nt_report_judge(r, err))
+	if (stage(&b, threads, stage_rows, err))
 		goto out;
-	for (int i = 0; i < n; i++)
-		if (read_replays(r, &ts[i]))
+	/* in trace order: indices, and get_map's warnings, do not depend on
+	 * the threads */
+	for (int i = 0; i < n; i++) {
+		if (merge_shard(r, &ts[i])) {
+			*err = *ts[i].err;
 			goto out;
+		}
+		find_maps(&ts[i], get_map, arg);
+	}
+	if (stage(&b, threads, stage_fits, err) || nt_report_judge(r, err) || place_launches(r, ts, err) ||
+	    stage(&b, threads, stage_replays, err))
+		goto out;
 	program_sums(r);
+	if (nt_report_jobs(r, err))
+		goto out;
 	ret = 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -547,8 +690,12 @@ void nt_report_free(struct nt_report *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < r->n_traces; i++)
+	for (int i = 0; i < r->n_traces; i++) {
 		free(r->traces[i].path);
+		free(r->traces[i].cmdline);
+		free(r->traces[i].exe);
+	}
+	nt_report_jobs_free(r);
 	for (int k = 0; k < r->n_kernels; k++) {
 		free(r->kernels[k].name);
 		free(r->kernels[k].demangled);
@@ -565,10 +712,17 @@ void nt_report_free(struct nt_report *r)
 	free(r);
 }
 
+int nt_report_launch_credible(const struct nt_report_launch *l)
+{
+	return l->ok && fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR;
+}
+
 const char *nt_report_no_fit(const struct nt_report_kernel *k)
 {
 	if (k->fitted && k->fit.fitted)
 		return NULL;
+	if (k->collective)
+		return "collective";
 	if (!k->fitted)
 		return k->map ? "no blocks" : "no map";
 	return k->fit.n_sm_used < NT_ATTRIB_MIN_SM ? "too few SMs" : "no fit";

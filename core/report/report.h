@@ -22,6 +22,7 @@
  * Bounded memory: blocks are read one launch at a time; a kernel keeps
  * at most NT_REPORT_FIT_BLOCKS blocks for its fit (an even sample over
  * its launches when it has more), and the report keeps none of them.
+ * With several threads, each holds one trace's at a time.
  *
  * The verdict (report_verdict.c).  Each fitted kernel has a shuffle
  * test p-value (attrib.h); across the report's fitted kernels they are
@@ -51,6 +52,12 @@
  * sums leave out kernels not measurable.  Without native times (schema 1
  * traces, configurations only ever traced) the probe effect is unknown
  * and the figures stay in traced time.
+ *
+ * Collectives (job.h: NCCL's kernels) are not fitted: their blocks wait
+ * for the other ranks, so their times say nothing of their SMs.  They are
+ * replayed, and left out of the program's sums (counted).  When the
+ * traces hold several ranks of one job, the report lines up their steps
+ * at the collectives (job.h).
  */
 #ifndef NT_REPORT_H
 #define NT_REPORT_H
@@ -62,6 +69,7 @@
 #include "util/err.h"
 #include "map/map.h"
 #include "report/dispatch.h"
+#include "report/job.h"
 #include "report/replay.h"
 
 #define NT_REPORT_FIT_BLOCKS (1 << 18)
@@ -81,6 +89,7 @@ enum nt_report_verdict {
 	NT_VERDICT_NO_EFFECT,		/* "no L2 effect detected" */
 	NT_VERDICT_OTHER,		/* varies with the SM, not as the map says */
 	NT_VERDICT_NOT_MEASURABLE,	/* the instrumentation dominates its blocks */
+	NT_VERDICT_COLLECTIVE,		/* a collective (job.h): its blocks wait for other ranks */
 };
 
 /* What else varies by SM, for a kernel whose per-SM times the map does
@@ -118,6 +127,14 @@ struct nt_report_trace {
 	 * launches[], not replayed, with that reason. */
 	int64_t skipped;
 	char skipped_why[192];
+	/* The process (meta, docs/trace-format.md), to tell jobs apart
+	 * (job.h): "" and -1 when absent. */
+	char *cmdline, *exe;
+	char host[64];
+	int64_t pid, start_unix_ns, end_unix_ns;
+	/* Its own figures, summed as the program's are (below): its credible
+	 * launches of measurable kernels, native time where known. */
+	double time_ns_credible, lost_ns, recoverable_ns;
 };
 
 /* A device of a trace (its devices table, CUDA ordinals 0..63), with the
@@ -139,6 +156,7 @@ struct nt_report_kernel {
 	char *demangled;	/* NULL when unknown */
 	int trace, device;
 	int32_t grid[3], block[3];
+	int collective;		/* an NCCL collective (nt_report_is_collective) */
 	int launches;		/* traced launches */
 	int64_t blocks;
 	double time_ns;		/* summed measured makespans of the replayed launches */
@@ -233,15 +251,25 @@ struct nt_report {
 	double probe_left_out_ns;	/* their traced makespans */
 	double traced_credible_ns;	/* traced makespans of the launches summed */
 	int probe_known, probe_unknown;	/* kernels with credible launches, with and without a probe share */
+	/* ... and these, as collectives wait for other ranks (job.h): */
+	int collective_left_out;	/* credible launches of collective kernels */
+	double collective_left_out_ns;	/* their traced makespans */
 	int sensitive;			/* L2-sensitive kernels */
 	struct nt_report_check check;
+	int n_jobs;			/* ranks of one job set side by side (job.h) */
+	struct nt_report_job *jobs;
 };
 
 /* Where a map comes from when the trace has none: 0 with *out set, or
  * -1 (no map; not an error). */
 typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg);
 
-int nt_report_build(const char *const *paths, int n, nt_report_map_fn get_map, void *arg,
+/* The report of n traces, built by up to `threads` threads (0: one per
+ * CPU), each working on one trace at a time (util/workers.h): the same
+ * report, byte for byte, whatever their number.  get_map is called from
+ * the calling thread only, in trace order.  0 with *out set, or -1 with
+ * err set (the first trace, in order, that failed). */
+int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
 		    struct nt_report **out, struct nt_err *err);
 void nt_report_free(struct nt_report *r);
 
@@ -276,8 +304,13 @@ int nt_report_foreach_block(const struct nt_report *r, size_t first, size_t n,
 			    int (*cb)(const struct nt_report_block *b, void *arg), void *arg,
 			    struct nt_err *err);
 
+/* The launch was replayed within NT_REPORT_MAX_REPLAY_ERR: its
+ * counterfactuals count. */
+int nt_report_launch_credible(const struct nt_report_launch *l);
+
 /* The verdict in words: "L2-sensitive", "no L2 effect detected", "not
- * measurable here", "varies with the SM, not with the map", "no fit". */
+ * measurable here", "varies with the SM, not with the map", "collective",
+ * "no fit". */
 const char *nt_report_verdict_name(enum nt_report_verdict v);
 
 /* The verdict as a sentence for people (what the verdict rests on, and

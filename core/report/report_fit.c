@@ -15,8 +15,8 @@ static uint64_t rnd(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-/* Keep at most NT_REPORT_FIT_BLOCKS of a kernel's blocks: a reservoir
- * sample, reproducible (fixed seed). */
+/* Keep at most NT_REPORT_FIT_BLOCKS of a kernel's blocks (k: its index
+ * in the trace): a reservoir sample, reproducible (fixed seed). */
 static int keep_for_fit(struct tstate *ts, int k, const struct nt_attrib_block *b)
 {
 	size_t *n = &ts->n_fb[k], seen = ++ts->seen_fb[k];
@@ -123,7 +123,7 @@ static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt
 					      (double)(bl->t1[i] - bl->t0[i]), bl->cyc[i],
 					      (float)((double)i / (double)bl->n), order[bl->sm[i]] };
 
-		if (keep_for_fit(ts, d->kernel, &ab)) {
+		if (keep_for_fit(ts, d->kernel - ts->k0, &ab)) {
 			nt_err_set(ts->err, "out of memory");
 			goto out;
 		}
@@ -147,8 +147,8 @@ out:
 static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 {
 	struct nt_report *r = ts->r;
-	int64_t *total = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*total));
-	int *seen = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*seen));
+	int64_t *total = calloc(ts->n_k ? ts->n_k : 1, sizeof(*total));
+	int *seen = calloc(ts->n_k ? ts->n_k : 1, sizeof(*seen));
 	int ret = -1;
 
 	if (!total || !seen) {
@@ -158,12 +158,12 @@ static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 	for (size_t i = 0; i < ts->n_ld; i++) {
 		struct nt_report_kernel *k = &r->kernels[ts->ld[i].kernel];
 
-		total[ts->ld[i].kernel] += ts->ld[i].blocks;
+		total[ts->ld[i].kernel - ts->k0] += ts->ld[i].blocks;
 		k->launches++;
 		k->blocks += ts->ld[i].blocks;
 	}
 	for (size_t i = 0; i < ts->n_ld; i++) {
-		int ki = ts->ld[i].kernel;
+		int ki = ts->ld[i].kernel - ts->k0;
 		int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
 
 		if (seen[ki]++ % (stride > 0 ? stride : 1))
@@ -270,15 +270,16 @@ static int kernel_covariates(struct nt_report_kernel *e, const struct nt_attrib_
 	return 0;
 }
 
-/* Per kernel of this trace, the fit and what follows from it. */
+/* Kernel k of this trace (r->kernels[k0 + k]): the fit and what follows
+ * from it. */
 static int fit_kernel(struct tstate *ts, int k)
 {
-	struct nt_report_kernel *e = &ts->r->kernels[k];
+	struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
 	struct nt_map *m = nt_report_map(ts, e->device);
 	struct nt_err ferr;
 
 	e->map = m;
-	if (!m || !ts->n_fb[k])
+	if (!m || !ts->n_fb[k] || e->collective)
 		return 0;
 	e->fitted = !nt_attrib_fit(ts->fb[k], ts->n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
 	if (!e->fitted || !e->fit.fitted)
@@ -288,14 +289,14 @@ static int fit_kernel(struct tstate *ts, int k)
 	return kernel_covariates(e, ts->fb[k], ts->n_fb[k], ts->err);
 }
 
-int nt_report_fit_kernels(struct tstate *ts, int k0)
+int nt_report_fit_kernels(struct tstate *ts)
 {
 	struct nt_report_blocks bl = { 0 };
 	int ret = -1;
 
 	if (fit_samples(ts, &bl))
 		goto out;
-	for (int k = k0; k < ts->r->n_kernels; k++)
+	for (int k = 0; k < ts->n_k; k++)
 		if (fit_kernel(ts, k))
 			goto out;
 	ret = 0;

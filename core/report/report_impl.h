@@ -30,15 +30,23 @@ struct nt_report_config {
 	int32_t grid[3], block[3];
 };
 
-/* What one trace file needs while it is read. */
+/* What one trace file needs while it is read.  The report is built in
+ * stages (report.c), each trace's on its own thread (util/workers.h):
+ * its rows are read into the trace's own shard (its kernels and devices,
+ * ts->r = &ts->shard), which is then merged into the report in trace
+ * order (ts->r = the report, its kernels r->kernels[k0 .. k0 + n_k - 1]);
+ * from then on a trace's thread writes only its own kernels, launches and
+ * traces[] row. */
 struct tstate {
 	struct nt_report *r;
+	struct nt_report shard;
 	struct nt_trace *t;
 	int trace;
+	int k0, n_k;
 	int dev[MAX_DEVICES];	/* index into r->devices by ordinal; -1: not listed */
 	struct ldesc *ld;
 	size_t n_ld, cap_ld;
-	/* per kernel, the blocks kept for its fit */
+	/* per kernel (index - k0), the blocks kept for its fit */
 	struct nt_attrib_block **fb;
 	size_t *n_fb, *seen_fb;
 	int cap_k;
@@ -46,7 +54,8 @@ struct tstate {
 	char *kbuf;			/* a key being looked up */
 	size_t kcap;
 	uint64_t rng;
-	struct nt_err *err;
+	struct nt_err *err;		/* &own_err */
+	struct nt_err own_err;
 	int failed;
 };
 
@@ -100,11 +109,10 @@ int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *
 double *nt_report_replay_lat(const struct nt_map *m, int n_sm);
 
 /* report_fit.c: count every kernel's launches and blocks, then fit the
- * trace's kernels (k0 onwards) on a sample of their blocks, with their
- * persistent shares, per-SM medians and the r of those with what else
- * varies by SM (report.h; the common pattern is report_verdict.c's).
- * 0, or -1 with ts->err set. */
-int nt_report_fit_kernels(struct tstate *ts, int k0);
+ * trace's kernels on a sample of their blocks, with their per-SM medians
+ * and the r of those with what else varies by SM (report.h; the common
+ * pattern is report_verdict.c's).  0, or -1 with ts->err set. */
+int nt_report_fit_kernels(struct tstate *ts);
 
 /* report_fit.c: k's persistent work share per SM (report.h) by its fit,
  * at its slope when it is L2-sensitive, else at slope 0 (equal shares).

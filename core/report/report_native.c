@@ -101,10 +101,10 @@ int nt_report_read_native(struct tstate *ts)
 		nt_err_set(ts->err, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < r->n_kernels; i++) {
+	for (int i = ts->k0; i < ts->k0 + ts->n_k; i++) {
 		struct nt_report_kernel *k = &r->kernels[i];
 
-		if (k->trace == ts->trace && k->native_ns > 0 && k->traced_min_ns > 0 &&
+		if (k->native_ns > 0 && k->traced_min_ns > 0 &&
 		    k->native_ns < k->traced_min_ns)
 			k->probe_share = 1 - k->native_ns / k->traced_min_ns;
 	}

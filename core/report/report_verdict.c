@@ -33,6 +33,8 @@ const char *nt_report_verdict_name(enum nt_report_verdict v)
 		return "varies with the SM, not with the map";
 	case NT_VERDICT_NOT_MEASURABLE:
 		return "not measurable here";
+	case NT_VERDICT_COLLECTIVE:
+		return "collective";
 	default:
 		return "no fit";
 	}
@@ -186,6 +188,10 @@ static void verdict(struct nt_report_kernel *k)
 	const struct nt_kernel_fit *f = &k->fit;
 
 	k->sensitive = 0;
+	if (k->collective) {
+		k->verdict = NT_VERDICT_COLLECTIVE;	/* never fitted */
+		return;
+	}
 	if (k->probe_share >= NT_REPORT_PROBE_MAX) {
 		k->verdict = NT_VERDICT_NOT_MEASURABLE;	/* with a fit or without */
 		return;
@@ -253,6 +259,10 @@ void nt_report_verdict_text(const struct nt_report_kernel *k, char *buf, size_t 
 			snprintf(buf, len, "no L2 effect detected: p = %.2g against %d TPC-shuffled maps (that "
 				 "share of them relate to its block times as strongly), q = %.2g", f->p_value,
 				 f->shuffles, k->q_value);
+		break;
+	case NT_VERDICT_COLLECTIVE:
+		snprintf(buf, len, "a collective: its blocks wait for the other ranks, so their times say "
+			 "nothing of its SMs; left out of the sums (the job view lines ranks up at it)");
 		break;
 	default:
 		snprintf(buf, len, "no fit: %s", k->fitted ? f->reason : nt_report_no_fit(k));

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Golden-file tests of the nucatrace CLI.  Each tests/cli/t/NNNN-name/
 # holds `cmd`, a shell snippet run with $NT (the binary), $DATA
-# (tests/data), $FAKE (fault-injection libraries) and a fresh $TMP as the
+# (tests/data), $FAKE (fault-injection libraries), $GEN (the synthetic
+# trace generator, tests/bench/gen_trace.c) and a fresh $TMP as the
 # working folder, and `expected`: its stdout and stderr together,
 # followed by a line "exit N".  Output is compared byte for byte.  CUPTI is
 # pointed at a missing file so that the interposer tests do not depend on
@@ -13,9 +14,10 @@ root=$(cd "$here/../.." && pwd)
 NT=$(cd "$(dirname "${NUCATRACE:?set NUCATRACE to the binary}")" && pwd)/$(basename "$NUCATRACE")
 FAKE=$(cd "${FAKECUDA_DIR:-$root/build/tests}" && pwd)
 LIB=$(dirname "$NT")/libnucatrace.so
+GEN=$FAKE/gen_trace
 DATA=$root/tests/data
 CLI=$here
-export NT FAKE DATA LIB CLI
+export NT FAKE DATA LIB CLI GEN
 pass=0 fail=0
 for dir in "$here"/t/*/; do
 	name=$(basename "$dir")

@@ -16,6 +16,9 @@
 #                 calibration of this GPU taken first
 #   startup       N starts of /bin/true bare, preloaded, and under nucatrace run
 #   stability M   nucatrace calibrate --stability M
+#   ranks         a DDP job on every GPU here traced per rank three ways, merged
+#                 reports, trimmed traces and a summary (tests/gpu/ranks.sh),
+#                 kept as ranks.tgz
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -71,6 +74,9 @@ while [ $# -gt 0 ]; do
 	startup) step startup sh -c "sh tests/bench/startup.sh 200; LD_PRELOAD=$PWD/$B/libnucatrace.so sh tests/bench/startup.sh 200;
 		'$NT' run --quiet --no-calibrate -- sh tests/bench/startup.sh 200;
 		'$NT' run --quiet --no-calibrate --mode kernels -- sh tests/bench/startup.sh 200" ;;
+	ranks) step ranks env BUILD="$B" NPROC="$(nvidia-smi -L | grep -c '^GPU')" tests/gpu/ranks.sh /tmp/ranks
+		tar czf "$OUT/ranks.tgz" -C /tmp/ranks commit outer/report.txt outer/report.json outer/report.html \
+			inner/report.txt inner/report.json preload/report.txt preload/report.json ;;
 	stability) shift; step stability "$NT" calibrate --stability "$1" --device 0 --output "$OUT/stability.json" ;;
 	*) echo "device-session.sh: unknown step '$1'" >&2; exit 2 ;;
 	esac

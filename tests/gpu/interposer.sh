@@ -8,20 +8,7 @@ B=${BUILD:-build}
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 SAN_INC=${CUDA_HOME:-/usr/local/cuda}/compute-sanitizer/include
-pass=0 fail=0
-check() {	# check NAME COMMAND...; ONLY="GLOB..." runs only the checks they match
-	name=$1; shift
-	c_run=
-	for c_glob in ${ONLY:-*}; do
-		case $name in $c_glob) c_run=1 ;; esac
-	done
-	[ -n "$c_run" ] || return 0
-	if "$@" >"$W/$name.log" 2>&1; then
-		pass=$((pass + 1)); echo "ok   $name"
-	else
-		fail=$((fail + 1)); echo "FAIL $name"; tail -15 "$W/$name.log" | sed 's/^/     /'
-	fi
-}
+. "$(dirname "$0")/check.sh"
 check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr/local/cuda}/include -I. -o '$W/abi' tests/gpu/abi_check.c && '$W/abi'"
 
 # traced NAME SAMPLE FILES PROGRAM...: an untraced and a traced run print

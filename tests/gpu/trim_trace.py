@@ -1,15 +1,23 @@
-"""Make a real trace small enough to commit as test data: keep, of every
-kernel at each launch configuration, its first N traced launches (with all
-their blocks), drop the other launches and their blocks, and vacuum.
-The trace stays a valid trace (meta notes the trimming).
+"""Make a real trace small enough to commit as test data, and keep it a
+valid trace (meta `trimmed` says how), vacuumed:
 
-Usage: trim_trace.py TRACE OUT [N]"""
+    trim_trace.py TRACE OUT [N]
+        keep, of every kernel at each launch configuration, its first N
+        traced launches (default 2) with all their blocks;
+    trim_trace.py --range A-B TRACE OUT
+        keep the launches numbered A to B (a rank's steps: the ranks of a
+        job trimmed to one range keep their steps lined up)."""
 import shutil
 import sqlite3
 import sys
 
-src, dst = sys.argv[1], sys.argv[2]
-keep = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+args = sys.argv[1:]
+span = None
+if args and args[0] == "--range":
+    span = tuple(int(x) for x in args[1].split("-"))
+    args = args[2:]
+src, dst = args[0], args[1]
+keep = int(args[2]) if len(args) > 2 else 2
 shutil.copyfile(src, dst)
 db = sqlite3.connect(dst)
 rows = db.execute("select launch, kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z"
@@ -18,13 +26,16 @@ seen, drop = {}, []
 for launch, *config in rows:
     key = tuple(config)
     seen[key] = seen.get(key, 0) + 1
-    if seen[key] > keep:
+    if (span and not span[0] <= launch <= span[1]) or (not span and seen[key] > keep):
         drop.append((launch,))
 db.executemany("delete from blocks where launch = ?", drop)
 db.executemany("delete from launches where launch = ?", drop)
+if span:
+    how = f"launches {span[0]} to {span[1]} kept (native times all kept)"
+else:
+    how = f"first {keep} traced launches of each kernel and configuration kept"
 db.execute("insert or replace into meta values ('trimmed', ?)",
-           (f"first {keep} traced launches of each kernel and configuration kept; {len(drop)} of "
-            f"{len(rows)} dropped by tests/gpu/trim_trace.py",))
+           (f"{how}; {len(drop)} of {len(rows)} dropped by tests/gpu/trim_trace.py",))
 db.commit()
 db.execute("vacuum")
 db.close()

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The --html page in a real browser (Debian's chromium, headless): for
-# each real trace in tests/data/traces, and for a copy of the chase trace
-# with a hostile kernel name, write the page, then check that
+# each real trace in tests/data/traces, for a copy of the chase trace with
+# a hostile kernel name, and for the ranks of a synthetic job (the job
+# view, both GPUs' maps side by side; $GEN, tests/bench/gen_trace.c),
+# write the page, then check that
 #   - chromium loads it without a console error ("Uncaught", "ERROR:CONSOLE"),
 #   - the DOM it parsed has as many <svg> as the file and no <script>,
 #   - the screenshot (1400x3000) is not blank: many distinct pixel rows
@@ -105,6 +107,13 @@ sqlite3 "$WORK/hostile.sqlite" "update kernels set demangled='<script>alert(1)</
 	update devices set name='<img src=x onerror=alert(2)>'" &&
 	"$NT" report --html "$WORK/hostile.html" "$WORK/hostile.sqlite" >/dev/null &&
 	check hostile "$WORK/hostile.html" || { fail=$((fail + 1)); echo "FAIL hostile: no page"; }
+
+# The job view: two ranks on the two H200 maps of one machine.
+GEN=${GEN:-$root/build/tests/gen_trace}
+mkdir "$WORK/job" && "$GEN" --ranks 2 --quiet --map "$root/tests/data/maps/h200-707dd6a3-a.json" \
+	--map "$root/tests/data/maps/h200-2cf08462-a.json" "$WORK/job" &&
+	"$NT" report --html "$WORK/job.html" "$WORK"/job/*.sqlite >/dev/null &&
+	check job "$WORK/job.html" || { fail=$((fail + 1)); echo "FAIL job: no page"; }
 
 echo "screenshots in $OUT"
 echo "html: $pass passed, $fail failed"
