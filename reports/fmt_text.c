@@ -197,8 +197,8 @@ static void shuffle_check(FILE *f, const struct nt_report *r)
 static const char *const align_how[] = {
 	[NT_JOB_UNALIGNED] = "",
 	[NT_JOB_BY_ORDER] = "at the ranks' collectives in order (every launch traced)",
-	[NT_JOB_BY_LAUNCH] = "at collectives of the same launch number (sampled: a launch counts when "
-			     "traced on every rank)",
+	[NT_JOB_BY_LAUNCH] = ("at collectives of the same launch number (sampled: a launch counts when "
+			      "traced on every rank)"),
 };
 
 static void job_ranks(FILE *f, const struct nt_report *r, const struct nt_report_job *j)
