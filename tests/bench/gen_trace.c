@@ -527,7 +527,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	long launches, blocks;
+	long launches = 0, blocks = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--ranks"))
 		return ranks(argc, argv);

@@ -639,7 +639,7 @@ static void test_crash_keeps_committed(void **state)
 	if (!pid) {
 		struct nt_trace_kernel k = kern(0);
 		struct nt_trace_launch l;
-		int64_t id;
+		int64_t id = -1;
 		int bad;
 
 		bad = nt_trace_create(path, &t, NULL) || nt_trace_begin(t, NULL) ||
