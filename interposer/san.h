@@ -16,7 +16,8 @@
  * collector's own.  No callback waits for another thread of the program
  * (the driver may hold its own locks while it calls us: inflight.h); a
  * launch out of record space waits for the collector's thread, which
- * makes no driver call meanwhile.
+ * polls no event meanwhile (its only other driver calls are the device
+ * queries at a device's first traced launch).
  */
 #ifndef NT_SAN_H
 #define NT_SAN_H
