@@ -21,6 +21,30 @@
  * No callback ever waits for another thread (the driver may hold its own
  * locks while it calls us): a window closes only when no other launch is
  * between its begin and end (inflight.h), else at a later launch.
+ *
+ * Where a module may be switched.  On the H200 (CUDA 13.0, driver 580)
+ * sanitizerAddPatches and sanitizerPatchModule called during the launch
+ * that first loads its kernel (lazy loading, CUDA's default) waited for
+ * ever on a lock that launch held, in one thread as in eight; switching
+ * from a thread of our own while the program launched ran kernels into
+ * "illegal instruction" and lost traced launches' records
+ * (docs/results/2026-12-01-session9.md).  So the patches are added to a
+ * context as its modules load, modules are patched as they load while
+ * the policy traces from the first launch (nt_sampling_from_start), and
+ * otherwise a switch happens only in the callbacks of a plain launch (not
+ * a graph launch's: there patching hung too) of a kernel launched before
+ * (loaded): a kernel's first launch in the process is never traced unless
+ * its module was patched as it loaded.  And only while one thread at a
+ * time uses CUDA: with other threads in the driver a switch in a launch
+ * callback hung (8 threads x 4 streams: the launch held the driver's lock
+ * and wanted the sanitizer's, another thread the other way round), so a
+ * switch waits until no other thread was seen in a callback for
+ * QUIET_S seconds (a window then closes late or opens at a later launch;
+ * a program whose threads launch all the time keeps its modules as they
+ * are: patched ones stay patched, running instrumented code).  Threads
+ * are seen by their launches and resource calls (streams, memory,
+ * modules): one that only copies or waits is not, which is the
+ * remaining risk (docs/interposer.md).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,10 +70,12 @@
 #include "kattrs.h"
 #include "san.h"
 #include "trace/sampling.h"
+#include "util/clock.h"
 
 /* What this thread is doing inside the driver. */
 static _Thread_local struct {
 	int launch;		/* a plain launch between begin and end */
+	int loaded;		/* ... of a kernel launched before: may switch */
 	int closing;		/* ... or graph launch, begun during a switch */
 	int native;		/* ... timed natively */
 	CUstream stream;
@@ -58,9 +84,35 @@ static _Thread_local struct {
 	int graph_upload;
 	CUfunction *data;	/* functions given per-function data in it */
 	int n_data, cap_data;
+	CUgraphExec exec;	/* the graph launch's */
+	CUfunction *nodes;	/* its kernel nodes' functions so far */
+	int n_nodes, cap_nodes;
 } tl;
 
 static struct nt_inflight inflight;
+
+/* Which thread last called us, and when another one did (ns). */
+#define QUIET_S 0.01
+static _Thread_local int my_tid;
+static int last_tid, n_tids;
+static int64_t other_at;
+
+static void seen_thread(void)
+{
+	if (!my_tid)
+		my_tid = __atomic_add_fetch(&n_tids, 1, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&last_tid, my_tid, __ATOMIC_RELAXED) != my_tid)
+		__atomic_store_n(&other_at, (int64_t)(nt_now_s() * 1e9), __ATOMIC_RELAXED);
+}
+
+/* 1 when this thread may switch modules: its launch's kernel is loaded,
+ * and no other thread has called us lately. */
+static int may_switch(void)
+{
+	return tl.loaded && !tl.graph &&
+	       (__atomic_load_n(&n_tids, __ATOMIC_RELAXED) == 1 ||
+		nt_now_s() * 1e9 - (double)__atomic_load_n(&other_at, __ATOMIC_RELAXED) >= QUIET_S * 1e9);
+}
 
 /* The dynamic shared memory of the launch this thread is making: the
  * driver API callback (entry of cuLaunchKernel & co.) comes just before
@@ -71,13 +123,45 @@ static _Thread_local int64_t pending_dyn_smem = -1;
  * per function, and two graphs' nodes must not swap theirs. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Graph execs and nodes by number, in order of first sight. */
+/* Graph execs and nodes by number, in order of first sight; for an exec
+ * the functions of its kernel nodes at its last launch. */
 struct graph_id {
 	const void *handle;
 	int64_t id;
+	CUfunction *fn;
+	int n_fn;
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
+
+/* Kernels launched at least once (so loaded), by CUfunction: an open
+ * addressing set filled with atomics, never emptied (a function handle
+ * lives as long as its module; a reused handle only looks loaded, and
+ * the worst then is a switch that waits). */
+#define LOADED_SLOTS (1u << 16)
+static CUfunction loaded[LOADED_SLOTS];
+
+/* 1 when f was launched before; notes that it is now. */
+static int launched_before(CUfunction f)
+{
+	uintptr_t h = (uintptr_t)f;
+
+	h ^= h >> 17;
+	h *= 0x9e3779b97f4a7c15u;
+	for (unsigned i = 0, k = (unsigned)(h >> 40) & (LOADED_SLOTS - 1); i < 64;
+	     i++, k = (k + 1) & (LOADED_SLOTS - 1)) {
+		CUfunction cur = __atomic_load_n(&loaded[k], __ATOMIC_RELAXED), none = NULL;
+
+		if (cur == f)
+			return 1;
+		if (!cur && __atomic_compare_exchange_n(&loaded[k], &none, f, 0, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+			return 0;
+		if (none == f)
+			return 1;
+	}
+	return 0;	/* full here: never switch for it */
+}
 
 static int64_t id_of(struct graph_id **table, const void *handle)
 {
@@ -121,7 +205,7 @@ static int any_patched(void)
  * (mine: 1 when the caller's own launch is), else at a later launch. */
 static void try_close(int mine)
 {
-	if (!nt_inflight_try_close(&inflight, mine))
+	if (!may_switch() || !nt_inflight_try_close(&inflight, mine))
 		return;
 	nt_san_unpatch_all();
 	nt_inflight_closed(&inflight);
@@ -136,6 +220,12 @@ static const char *patch(CUmodule mod)
 
 	if (module_patched(mod))
 		return NULL;
+	if (tl.graph)
+		return "its module was not instrumented (a graph launch cannot switch modules)";
+	if (!tl.loaded)
+		return "the kernel's first launch (its module is instrumented at a later launch)";
+	if (!may_switch())
+		return "other threads were using CUDA (modules are switched while one thread does)";
 	if (!nt_inflight_try_switch(&inflight, 1))
 		return "other threads' launches were in flight: the module is patched at a launch alone";
 	nt_san_patch(mod, &why);
@@ -281,6 +371,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		return;
 	}
 	tl.launch = 1;
+	tl.loaded = launched_before(d->function);
 	tl.closing = nt_inflight_enter(&inflight);
 	launch_info(d, &l);
 	flags = nt_collector_sample(&l, &seq);
@@ -332,11 +423,51 @@ static int function_data(const struct nt_san_launch_data *d, const void *desc)
 	return 0;
 }
 
+/* The functions of this graph launch's kernel nodes, kept with its exec
+ * for the next launch of it. */
+static void keep_nodes(void)
+{
+	struct graph_id *g;
+	CUfunction *fn = NULL;
+
+	if (tl.n_nodes && !(fn = malloc((size_t)tl.n_nodes * sizeof(*fn))))
+		return;
+	if (fn)
+		memcpy(fn, tl.nodes, (size_t)tl.n_nodes * sizeof(*fn));
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(graph_execs, &tl.exec, g);
+	if (g) {
+		free(g->fn);
+		g->fn = fn;
+		g->n_fn = tl.n_nodes;
+		fn = NULL;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+	free(fn);
+}
+
+/* How many kernel nodes of exec ran f at its last launch (0: unknown). */
+static int nodes_of(CUgraphExec exec, CUfunction f)
+{
+	struct graph_id *g;
+	int n = 0;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(graph_execs, &exec, g);
+	for (int i = 0; g && i < g->n_fn; i++)
+		n += g->fn[i] == f;
+	pthread_mutex_unlock(&nt_san.lock);
+	return n;
+}
+
 static void graph_end(void)
 {
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
 	tl.n_data = 0;
+	if (tl.graph && tl.exec)
+		keep_nodes();
+	tl.n_nodes = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
 	tl.graph_lock = 0;
@@ -344,7 +475,6 @@ static void graph_end(void)
 		return;
 	tl.graph = tl.closing = 0;
 	nt_inflight_leave(&inflight);
-	try_close(0);
 }
 
 static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
@@ -356,11 +486,43 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	if (nt_collector_exhausted() && !any_patched())
 		return;
 	tl.graph = 1;
+	tl.exec = g->graphExec;
+	tl.n_nodes = 0;
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
 	 * thread is not traced. */
 	tl.closing = nt_inflight_enter(&inflight);
 	tl.graph_lock = !tl.closing && !pthread_mutex_trylock(&graph_lock);
+}
+
+static void note_node(CUfunction f)
+{
+	if (tl.n_nodes == tl.cap_nodes) {
+		int cap = tl.cap_nodes ? 2 * tl.cap_nodes : 16;
+		CUfunction *more = realloc(tl.nodes, (size_t)cap * sizeof(*more));
+
+		if (!more)
+			return;
+		tl.nodes = more;
+		tl.cap_nodes = cap;
+	}
+	tl.nodes[tl.n_nodes++] = f;
+}
+
+/* 1 when an earlier node of this graph launch ran f (a graph exec whose
+ * handle was reused, or updated, can differ from its last launch): a node
+ * of f traced before in it then records nothing, since both would take
+ * the same data (it becomes a drop when its records never come). */
+static int seen_in_launch(CUfunction f)
+{
+	int seen = 0;
+
+	for (int i = 0; i < tl.n_nodes; i++)
+		seen |= tl.nodes[i] == f;
+	for (int i = 0; seen && i < tl.n_data; i++)
+		if (tl.data[i] == f)
+			nt_san.sanitizerSetCallbackData(f, NULL);
+	return seen;
 }
 
 static void on_graph_node(const struct nt_san_graph_node_data *g)
@@ -369,7 +531,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	struct nt_launch_info l;
 	const char *why = NULL;
 	uint64_t seq;
-	int flags;
+	int flags, dup;
 
 	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL || g->isGraphUpload || tl.graph_upload)
 		return;
@@ -380,6 +542,9 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	launch_info(d, &l);
 	l.dyn_smem = -1;
 	l.graph = id_of(&graph_execs, g->graphExec);
+	tl.loaded = launched_before(d->function);
+	dup = seen_in_launch(d->function);
+	note_node(d->function);
 	l.graph_node = id_of(&graph_nodes, g->node);
 	l.graph_launch = g->launchId;
 	flags = nt_collector_sample(&l, &seq);
@@ -393,6 +558,12 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	}
 	if (flags & NT_SAMPLE_TRACE) {
 		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced";
+		/* Per-function data cannot tell apart two nodes of one kernel. */
+		if (!why && dup)
+			why = "its kernel runs in several nodes of the graph";
+		else if (!why && nodes_of(g->graphExec, d->function) != 1)
+			why = nodes_of(g->graphExec, d->function) ? "its kernel runs in several nodes of the graph"
+								  : "a kernel node new to this graph exec (its next launches are traced)";
 		if (!why)
 			why = trace(d, d->hApiStream ? d->hApiStream : d->hStream, &l, seq, function_data);
 		if (why)
@@ -408,6 +579,16 @@ static void on_module(const struct nt_san_module_data *d)
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_loaded(d->context, d->module);
 	pthread_mutex_unlock(&nt_san.lock);
+	if (nt_collector_exhausted())
+		return;
+	nt_san_context_patches(d->context);
+	/* Its kernels' first launches cannot patch it: now, if they may be
+	 * traced. */
+	if (nt_collector_from_start()) {
+		const char *why;
+
+		nt_san_patch(d->module, &why);
+	}
 }
 
 static void on_module_unload(const struct nt_san_module_data *d)
@@ -431,6 +612,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	int saved = errno;	/* the program's, inside its CUDA call */
 
 	(void)userdata;
+	seen_thread();
 	switch (domain) {
 	case NT_SAN_CB_DOMAIN_LAUNCH:
 		if (cbid == NT_SAN_CBID_LAUNCH_BEGIN)

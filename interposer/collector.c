@@ -171,6 +171,17 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	return flags;
 }
 
+int nt_collector_from_start(void)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop && col.sampling)
+		r = nt_sampling_from_start(col.sampling);
+	pthread_mutex_unlock(&col.lock);
+	return r;
+}
+
 void nt_collector_window_done(void)
 {
 	pthread_mutex_lock(&col.lock);
@@ -497,6 +508,7 @@ void nt_collector_flush_context(uint64_t context)
 
 void nt_collector_stop(void)
 {
+	struct nt_sampling *sampling;
 	struct pending *p, *next;
 
 	if (!col.started)
@@ -529,9 +541,13 @@ void nt_collector_stop(void)
 	}
 	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
-	nt_sampling_free(col.sampling);
+	/* The patcher's thread may still ask (nt_collector_window_done). */
+	pthread_mutex_lock(&col.lock);
+	sampling = col.sampling;
 	col.sampling = NULL;
 	col.started = 0;
+	pthread_mutex_unlock(&col.lock);
+	nt_sampling_free(sampling);
 }
 
 int nt_collector_start(const struct nt_config *cfg, const char *backend, struct nt_err *err)

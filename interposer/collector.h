@@ -49,6 +49,8 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq);
 /* 1 once no launch can be traced any more (policy none, max= reached,
  * or stopping): then nt_collector_count() is enough per launch. */
 int nt_collector_exhausted(void);
+/* nt_sampling_from_start() of the policy (0 when not started). */
+int nt_collector_from_start(void);
 uint64_t nt_collector_count(void);
 
 /* The window closed at the last NT_SAMPLE_CLOSE is over: its modules are

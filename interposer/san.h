@@ -52,15 +52,21 @@ const struct nt_cuda *nt_san_cuda(void);
 
 /* san_modules.c: with nt_san.lock held unless said otherwise. */
 void nt_san_module_loaded(CUcontext ctx, CUmodule mod);
+/* At a module's load (nt_san.lock not held): the block callbacks into
+ * its context, once. */
+void nt_san_context_patches(CUcontext ctx);
 void nt_san_module_unloading(CUmodule mod);
 int nt_san_module_patched(CUmodule mod);
 int nt_san_any_patched(void);
-/* Patch mod (nt_san.lock not held; no close under way): 0, or -1 with
- * the reason in *why. */
+/* Patch mod (nt_san.lock not held; in its module callback, or in a
+ * launch callback of a kernel launched before, with no other launch in
+ * flight): 0, or -1 with the reason in *why. */
 int nt_san_patch(CUmodule mod, const char **why);
-/* Unpatch every patched module (nt_san.lock not held; no launch in
- * flight but the caller's); the time goes to the collector. */
+/* Unpatch every patched module (in a launch callback of a kernel
+ * launched before, no other launch in flight); the time goes to the
+ * collector. */
 void nt_san_unpatch_all(void);
+
 
 /* san_buffers.c */
 /* A context's buffers, when it is created (nothing of the program's is

@@ -3,8 +3,8 @@
  * patched (the block callbacks of kernels/patch.cu inserted) when a
  * traced launch first needs it in a window, and every patched module is
  * unpatched when the window closes: between windows the program runs its
- * own code.  The sanitizer's instructions to patch (block enter and exit)
- * are given once per module; a later window only patches it again.
+ * own code.  Where and when a switch may happen is backend_sanitizer.c's
+ * to decide; the patches themselves go into a context as its modules load.
  */
 #include "san.h"
 
@@ -23,7 +23,6 @@ struct mod_state {
 	CUmodule mod;
 	CUcontext ctx;
 	int patched;		/* now */
-	int instructions;	/* sanitizerPatchInstructions done */
 	int broken;		/* patching failed: never again */
 	UT_hash_handle hh;
 };
@@ -31,6 +30,7 @@ struct mod_state {
 struct ctx_patches {
 	CUcontext ctx;
 	int added;		/* sanitizerAddPatches done */
+	int adding;		/* ... under way */
 	UT_hash_handle hh;
 };
 
@@ -80,9 +80,13 @@ int nt_san_any_patched(void)
 	return n_patched > 0;
 }
 
-/* The patches are added to a context once, at the first patching in it
- * (with `patching` held, not nt_san.lock: the sanitizer is called). */
-static nt_san_result add_patches(CUcontext ctx)
+/* The patches (kernels/patch.cu) go into a context when its first
+ * module loads, in the module callback: never in a launch callback, where
+ * sanitizerAddPatches waited on the H200 for a driver lock that the
+ * launch itself held (every process hung at its first traced launch,
+ * docs/results/2026-12-01-session9.md).  Nothing waits here either: the
+ * module of the patches, loading, calls us again and finds it under way. */
+void nt_san_context_patches(CUcontext ctx)
 {
 	struct ctx_patches *cp;
 	nt_san_result r;
@@ -93,14 +97,29 @@ static nt_san_result add_patches(CUcontext ctx)
 		cp->ctx = ctx;
 		HASH_ADD_PTR(contexts, ctx, cp);
 	}
+	if (!cp || cp->added || cp->adding) {
+		pthread_mutex_unlock(&nt_san.lock);
+		return;
+	}
+	cp->adding = 1;
 	pthread_mutex_unlock(&nt_san.lock);
-	if (!cp)
-		return NT_SAN_ERROR_NOT_INITIALIZED;
-	if (cp->added)
-		return NT_SAN_SUCCESS;
-	if (!(r = nt_san.sanitizerAddPatches(nt_patch_fatbin, ctx)))
-		cp->added = 1;
-	return r;
+	r = nt_san.sanitizerAddPatches(nt_patch_fatbin, ctx);
+	pthread_mutex_lock(&nt_san.lock);
+	cp->adding = 0;
+	cp->added = !r;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (r)
+		nt_warn("cannot load the block callbacks into a CUDA context (%s); its kernels are not traced",
+			nt_san_error(r));
+}
+
+/* With nt_san.lock held. */
+static int context_ready(CUcontext ctx)
+{
+	struct ctx_patches *cp;
+
+	HASH_FIND_PTR(contexts, &ctx, cp);
+	return cp && cp->added;
 }
 
 int nt_san_patch(CUmodule mod, const char **why)
@@ -117,17 +136,20 @@ int nt_san_patch(CUmodule mod, const char **why)
 	HASH_FIND_PTR(modules, &mod, ms);
 	if (ms)
 		copy = *ms;
+	r = !ms ? -1 : copy.broken ? -2 : !context_ready(copy.ctx) ? -3 : 0;
 	pthread_mutex_unlock(&nt_san.lock);
-	r = !ms ? -1 : copy.broken ? -2 : 0;
 	if (r || copy.patched) {
 		pthread_mutex_unlock(&patching);
-		*why = r == -1 ? "module not seen loading" : "module cannot be instrumented";
+		*why = r == -1 ? "module not seen loading"
+		     : r == -3 ? "the block callbacks could not be loaded into the context"
+			       : "module cannot be instrumented";
 		return r ? -1 : 0;
 	}
 	t0 = nt_now_s();
-	r = add_patches(copy.ctx);
-	if (!r && !copy.instructions &&
-	    !(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
+	/* Every time: after an unpatch, a module patched again without them
+	 * ran no callback on the H200 (windows after the first recorded
+	 * nothing). */
+	if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
 		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");
 	if (!r)
 		r = nt_san.sanitizerPatchModule(mod);
@@ -135,7 +157,6 @@ int nt_san_patch(CUmodule mod, const char **why)
 	HASH_FIND_PTR(modules, &mod, ms);
 	if (ms && !r) {
 		ms->patched = 1;
-		ms->instructions = 1;
 		n_patched++;
 	} else if (ms) {
 		ms->broken = 1;

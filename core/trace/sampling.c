@@ -292,6 +292,11 @@ int nt_sampling_exhausted(const struct nt_sampling *s)
 	return s->none || (s->max && s->traced >= s->max);
 }
 
+int nt_sampling_from_start(const struct nt_sampling *s)
+{
+	return !nt_sampling_exhausted(s) && !s->skip && (!s->windows || (s->windows == 1 && s->open));
+}
+
 /* Without window=, is the open window done?  After idle= launches with
  * none traced; or, when only first=/every= pick launches, as soon as a
  * launch is not picked while no kernel traced in the window still has

@@ -110,6 +110,11 @@ void nt_sampling_window_done(struct nt_sampling *s, double now);
  * once, at first sight).  Lets the caller demangle only then. */
 int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
 
+/* 1 while the first window is open or may open at the next launch (no
+ * skip=, none closed yet): the caller instruments modules as they load,
+ * before their first launch (a kernel's first launch cannot patch its
+ * module: docs/interposer.md). */
+int nt_sampling_from_start(const struct nt_sampling *s);
 /* 1 when no launch can be traced any more (none, or max= reached). */
 int nt_sampling_exhausted(const struct nt_sampling *s);
 

@@ -11,6 +11,9 @@
  *   fake_app graph R    a graph of three kernel nodes (one function twice)
  *                       replayed R times, with plain launches of the same
  *                       function between replays
+ *   fake_app graph-update R  a graph exec of three kernel nodes of three
+ *                       functions, launched R times, then updated in place
+ *                       so that two nodes run one function, R times more
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -101,6 +104,14 @@ int main(int argc, char **argv)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 			launch(1, 1, 1, names[0], 100, 128, 0, 2);
 		}
+	} else if (argc > 1 && !strcmp(argv[1], "graph-update")) {
+		static const long mods[] = { 1, 1, 2 }, before[] = { 1, 2, 3 }, after[] = { 1, 1, 3 };
+		static const char *const nb[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
+		static const char *const na[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+
+		for (long r = 0; r < 2 * n; r++)
+			graph(1, 8, 3, mods, r < n ? before : after, r < n ? nb : na, grids, blocks, 1);
 	} else if (argc > 1 && !strcmp(argv[1], "threads")) {
 		pthread_t th[8];
 
@@ -113,7 +124,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|graph|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -48,7 +48,22 @@ static struct {
 static _Thread_local struct {
 	int set;
 	const void *data;
+	int loading;	/* in the callbacks of a launch that loads its kernel */
 } launch;
+
+/* What hangs the real driver: on the H200 sanitizerAddPatches and
+ * sanitizerPatchModule called in the callbacks of the launch that first
+ * loads its kernel (lazy loading) waited for ever on a lock that launch
+ * held (unpatching is kept out of them too). */
+static void hangs_on_gpu(const char *what)
+{
+	if (!launch.loading)
+		return;
+	fprintf(stderr, "fake sanitizer: %s called during a kernel's first launch (hangs on a real GPU)\n",
+		what);
+	abort();
+}
+
 
 static int gpu(void)
 {
@@ -67,6 +82,19 @@ static long id_of(const void *handle)
 	long id = (long)(uintptr_t)handle;
 
 	return id > 0 && id < MAX_IDS ? id : 0;
+}
+
+/* 1 when func is launched for the first time (its kernel loads now). */
+static int first_launch(long func)
+{
+	static unsigned char seen[MAX_IDS];
+	int first;
+
+	pthread_mutex_lock(&g.lock);
+	first = !seen[id_of((void *)func)];
+	seen[id_of((void *)func)] = 1;
+	pthread_mutex_unlock(&g.lock);
+	return first;
 }
 
 nt_san_result sanitizerSubscribe(nt_san_subscriber *sub, nt_san_callback cb, void *userdata)
@@ -113,7 +141,10 @@ nt_san_result sanitizerGetResultString(nt_san_result r, const char **str)
 nt_san_result sanitizerAddPatches(const void *image, CUcontext ctx)
 {
 	(void)image, (void)ctx;
-	return gpu() ? NT_SAN_SUCCESS : no();
+	if (!gpu())
+		return no();
+	hangs_on_gpu("sanitizerAddPatches");
+	return NT_SAN_SUCCESS;
 }
 
 nt_san_result sanitizerPatchInstructions(nt_san_instruction id, CUmodule module, const char *callback)
@@ -131,6 +162,7 @@ nt_san_result sanitizerPatchModule(CUmodule module)
 {
 	if (!gpu())
 		return no();
+	hangs_on_gpu("sanitizerPatchModule");
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 1;
 	g.patches++;
@@ -142,6 +174,7 @@ nt_san_result sanitizerUnpatchModule(CUmodule module)
 {
 	if (!gpu())
 		return no();
+	hangs_on_gpu("sanitizerUnpatchModule");
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 0;
 	g.unpatches++;
@@ -331,12 +364,14 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel, &api);
 	launch_data(&d, ctx, mod, func, name, grid, block, stream);
 	launch.set = 0;
+	launch.loading = first_launch(func);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
 	pthread_mutex_unlock(&g.lock);
 	run(id_of((void *)mod), data, grid, block);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END, &d);
+	launch.loading = 0;
 }
 
 /* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
@@ -354,6 +389,9 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	const void *data[64];
 	unsigned id;
 
+	launch.loading = 0;
+	for (int i = 0; i < n && i < 64; i++)
+		launch.loading |= first_launch(funcs[i]);
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, &gl);
 	pthread_mutex_lock(&g.lock);
 	id = g.launch_ids[id_of((void *)exec)]++;
@@ -371,11 +409,16 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		nd.launchData.apiStream = (CUstream)stream;
 		nd.launchData.hApiStream = gl.hStream;
 		call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &nd);
-		pthread_mutex_lock(&g.lock);
-		data[i] = g.fdata[id_of((void *)funcs[i])];
-		pthread_mutex_unlock(&g.lock);
 	}
+	/* The nodes take their functions' data as the graph is queued, after
+	 * every node callback (on the H200, two nodes of one kernel in a
+	 * graph got the data the second was given). */
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < n && i < 64; i++)
+		data[i] = g.fdata[id_of((void *)funcs[i])];
+	pthread_mutex_unlock(&g.lock);
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
+	launch.loading = 0;
 	for (int i = 0; i < n && i < 64; i++)
 		run(id_of((void *)mods[i]), data[i], grids[i], blocks[i]);
 }

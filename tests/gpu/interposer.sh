@@ -13,7 +13,8 @@ check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr
 
 # traced NAME SAMPLE FILES PROGRAM...: an untraced and a traced run print
 # the same (the lines matching $SAME, default all); the traced one leaves
-# FILES valid trace files, with no launch dropped when $NODROPS is set.
+# FILES valid trace files, with no launch dropped when $NODROPS is set
+# (but for reasons matching the regex $DROPS_OK, when set).
 traced() {
 	t_name=$1 t_sample=$2 t_files=$3; shift 3
 	mkdir -p "$W/$t_name"
@@ -30,13 +31,14 @@ traced() {
 		n=$((n + 1))
 	done
 	[ "$n" -eq "$t_files" ] || { echo "$n trace files, want $t_files"; return 1; }
-	[ -z "${NODROPS:-}" ] || python3 - "$W/$t_name"/*.sqlite <<'PY'
-import sqlite3, sys
-for path in sys.argv[1:]:
+	[ -z "${NODROPS:-}" ] || python3 - "${DROPS_OK:-}" "$W/$t_name"/*.sqlite <<'PY'
+import re, sqlite3, sys
+ok = sys.argv[1]
+for path in sys.argv[2:]:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     drops = db.execute("select reason, count(*) from drops group by reason").fetchall()
     print(f"{path}: drops {drops}")
-    if drops:
+    if any(not ok or not re.fullmatch(ok, r) for r, _ in drops):
         sys.exit(1)
 PY
 }
@@ -54,25 +56,41 @@ with_opts() {
 	return $w_rc
 }
 # CUDA graphs (captured with a parallel branch, built with the API, a
-# child graph, updated in place): every kernel node launch traced, each
-# complete, replays told apart.
+# child graph, updated in place): each traced kernel node launch complete,
+# replays told apart.  A graph's nodes take their kernel's data as the
+# graph is queued, so of a kernel that runs in several nodes of one graph
+# none is traced, and an exec's first launch only shows its nodes
+# (docs/interposer.md): of graph 1 (scale and 3 x axpy, 100 launches)
+# 99 scale nodes are traced, of graph 2 (2 x axpy, scale; 30) 29; every
+# other node launch is dropped with one of those two reasons.
+GRAPH_DROPS="its kernel runs in several nodes of the graph|a kernel node new to this graph exec.*"
 graphs_blocks() {
-	with_opts '' 1 traced graphs all 1 "$B/tests/gpu/graphs" || return 1
+	DROPS_OK=$GRAPH_DROPS
+	with_opts '' 1 traced graphs all 1 "$B/tests/gpu/graphs" || { DROPS_OK=; return 1; }
+	DROPS_OK=
 	python3 - "$W"/graphs/*.sqlite "$(sed -n 's/^node launches //p' "$W/graphs/plain.out")" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 want = int(sys.argv[2])
 nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
+drops = db.execute("select count(*) from drops").fetchone()[0]
 replays = db.execute("select count(distinct graph * 1000000 + graph_launch) from launches"
                      " where graph is not null").fetchone()[0]
-print(f"{nodes} graph node launches traced (want {want}), {replays} graph launches")
-sys.exit(0 if nodes == want and replays == 130 else 1)
+print(f"{nodes} graph node launches traced, {drops} dropped (want {want} in all), {replays} graph launches")
+sys.exit(0 if nodes == 128 and nodes + drops == want and replays == 128 else 1)
 PY
 }
 check cuda-graphs graphs_blocks
 T=tests/gpu/progs/torch_train.py
 # A PyTorch training step captured into one CUDA graph and replayed.
-check pytorch-cuda-graphs with_opts '^step [0-9]+ loss' 1 traced torchgraphs all 1 python3 $T --graphs --steps 10
+graphs_torch() {
+	DROPS_OK=$GRAPH_DROPS
+	with_opts '^step [0-9]+ loss' 1 traced torchgraphs all 1 python3 $T --graphs --steps 10
+	g_rc=$?
+	DROPS_OK=
+	return $g_rc
+}
+check pytorch-cuda-graphs graphs_torch
 # The training loop (transformer LM + conv net, bf16, AdamW): the default
 # sampling windows, and every launch of it.
 check train-default with_opts '^step [0-9]+ loss' '' traced train-default all,window=1000,skip=1000,budget=1 1 python3 $T --steps 30
@@ -123,7 +141,9 @@ calibrates_first() {
 check run-calibrates-first calibrates_first
 check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
 # Last: 8 threads x 4 streams hung with on-demand patching on the H200
-# (docs/results/2026-12-01-session8.md); a hang here stops nothing else.
+# until modules were switched only in the callbacks of a loaded kernel's
+# launch, one thread at a time (docs/results/2026-12-01-session9.md); a
+# hang here stops nothing else.
 check threads-streams traced streams all 1 "$B/tests/gpu/streams"
 echo "interposer: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -351,6 +351,38 @@ static void refused(const char *policy, const char *want)
 		fail_msg("'%s': '%s' does not say '%s'", policy, err.msg, want);
 }
 
+/* from_start: modules must be patched as they load exactly while the
+ * first window may open at the very next launch. */
+static void test_from_start(void **state)
+{
+	struct nt_sampling *s;
+
+	(void)state;
+	s = parse_ok("all");
+	assert_int_equal(nt_sampling_from_start(s), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_from_start(s), 1);	/* open, never closes */
+	nt_sampling_free(s);
+	s = parse_ok("first=1");
+	assert_int_equal(nt_sampling_from_start(s), 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_from_start(s), 0);	/* the first window closed */
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_from_start(s), 0);	/* a later window */
+	nt_sampling_free(s);
+	s = parse_ok(NULL);	/* the default skips 1,000 launches */
+	assert_int_equal(nt_sampling_from_start(s), 0);
+	nt_sampling_free(s);
+	s = parse_ok("max=1");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_from_start(s), 0);	/* exhausted */
+	nt_sampling_free(s);
+	s = parse_ok("none");
+	assert_int_equal(nt_sampling_from_start(s), 0);
+	nt_sampling_free(s);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -395,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_exhausted),
+		cmocka_unit_test(test_from_start),
 		cmocka_unit_test(test_errors),
 	};
 
