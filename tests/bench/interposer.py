@@ -9,6 +9,9 @@ table gives every median and its ratio to bare.  What is timed:
             (transformer LM + conv net, bf16, AdamW, ~1,000 launches per
             step): the program's wall time (what the user feels) and the
             wall time of its 30 steps
+  train-long  the same loop for 300 steps: what the default's first window
+            (always opened, 1,000 launches run instrumented) costs once it is
+            spread over a longer run, and the windows budget=1 adds later
   triad     tests/gpu/progs/triad.cu: a STREAM triad of 262,144 blocks,
             the median event time of one launch and the wall time of 200
   launches  100,000 empty launches back to back: the host's cost per launch
@@ -43,6 +46,8 @@ CONFIGS = {
 WORKLOADS = {
     "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30"],
               {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
+    "train-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "300"],
+                   {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "triad": ([f"{B}/tests/gpu/triad", "200"],
               {"launch_ms": r"^triad ([0-9.]+) ms", "wall_s": r"^wall ([0-9.]+) s"}),
     "launches": ([f"{B}/tests/gpu/bench", "launches", "100000"], {"wall_s": r"^launches ([0-9.]+) s"}),
