@@ -12,11 +12,14 @@
  *                  descriptor as per-launch data; an untraced launch of a
  *                  patched module gets no data; an untraced launch of a
  *                  traced configuration may be timed natively (san_native.c)
- *   LAUNCH_END     the launch is queued: the window lock is let go
+ *   LAUNCH_END     the launch is queued: no longer in flight; a window
+ *                  closed meanwhile is closed now if it may be
  * Per graph launch: GRAPHS LAUNCH_BEGIN, then NODE_LAUNCH_BEGIN for each
  * kernel node (as a launch, with per-function data, which the driver
- * takes as it queues the node), then GRAPHS LAUNCH_END (per-function data
- * back to none, a window closed meanwhile is closed now).
+ * takes when the graph is queued), then GRAPHS LAUNCH_END (per-function
+ * data back to none; a window closed meanwhile is closed at the next
+ * plain launch: a program that only launches graphs keeps its modules as
+ * they are).
  *
  * No callback ever waits for another thread (the driver may hold its own
  * locks while it calls us): a window closes only when no other launch is
@@ -43,8 +46,9 @@
  * a program whose threads launch all the time keeps its modules as they
  * are: patched ones stay patched, running instrumented code).  Threads
  * are seen by their launches and resource calls (streams, memory,
- * modules): one that only copies or waits is not, which is the
- * remaining risk (docs/interposer.md).
+ * modules), and only once the call's callback comes: a thread that only
+ * copies or waits, or one quiet for QUIET_S that enters the driver just
+ * as a switch begins, is the remaining risk (docs/interposer.md).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -87,6 +91,8 @@ static _Thread_local struct {
 	CUgraphExec exec;	/* the graph launch's */
 	CUfunction *nodes;	/* its kernel nodes' functions so far */
 	int n_nodes, cap_nodes;
+	CUfunction *set;	/* ... as a set (open addressing) */
+	unsigned cap_set;
 } tl;
 
 static struct nt_inflight inflight;
@@ -134,15 +140,21 @@ struct graph_id {
 };
 static struct graph_id *graph_execs, *graph_nodes;
 
-/* Kernels launched at least once (so loaded), by CUfunction: an open
- * addressing set filled with atomics, never emptied (a function handle
- * lives as long as its module; a reused handle only looks loaded, and
- * the worst then is a switch that waits). */
+/* Kernels launched at least once (so loaded), by CUfunction, with their
+ * module: an open addressing set filled with atomics; when a module
+ * unloads its functions' slots become GONE (never reused: a handle that
+ * comes back for a new module's kernel must not look loaded).  When the
+ * probes find no room a kernel never counts as loaded (never switched
+ * for). */
 #define LOADED_SLOTS (1u << 16)
-static CUfunction loaded[LOADED_SLOTS];
+#define GONE ((CUfunction)(uintptr_t)1)
+static struct {
+	CUfunction f;
+	CUmodule mod;
+} loaded[LOADED_SLOTS];
 
-/* 1 when f was launched before; notes that it is now. */
-static int launched_before(CUfunction f)
+/* 1 when f (of mod) was launched before; notes that it is now. */
+static int launched_before(CUfunction f, CUmodule mod)
 {
 	uintptr_t h = (uintptr_t)f;
 
@@ -150,17 +162,31 @@ static int launched_before(CUfunction f)
 	h *= 0x9e3779b97f4a7c15u;
 	for (unsigned i = 0, k = (unsigned)(h >> 40) & (LOADED_SLOTS - 1); i < 64;
 	     i++, k = (k + 1) & (LOADED_SLOTS - 1)) {
-		CUfunction cur = __atomic_load_n(&loaded[k], __ATOMIC_RELAXED), none = NULL;
+		CUfunction cur = __atomic_load_n(&loaded[k].f, __ATOMIC_ACQUIRE), none = NULL;
 
 		if (cur == f)
 			return 1;
-		if (!cur && __atomic_compare_exchange_n(&loaded[k], &none, f, 0, __ATOMIC_RELAXED,
-							__ATOMIC_RELAXED))
+		if (cur)
+			continue;
+		if (__atomic_compare_exchange_n(&loaded[k].f, &none, f, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&loaded[k].mod, mod, __ATOMIC_RELAXED);
 			return 0;
+		}
 		if (none == f)
 			return 1;
 	}
-	return 0;	/* full here: never switch for it */
+	return 0;
+}
+
+/* mod unloads: its kernels are no longer loaded. */
+static void unloaded(CUmodule mod)
+{
+	for (unsigned k = 0; k < LOADED_SLOTS; k++) {
+		CUfunction cur = __atomic_load_n(&loaded[k].f, __ATOMIC_ACQUIRE);
+
+		if (cur && cur != GONE && __atomic_load_n(&loaded[k].mod, __ATOMIC_RELAXED) == mod)
+			__atomic_store_n(&loaded[k].f, GONE, __ATOMIC_RELEASE);
+	}
 }
 
 static int64_t id_of(struct graph_id **table, const void *handle)
@@ -205,11 +231,23 @@ static int any_patched(void)
  * (mine: 1 when the caller's own launch is), else at a later launch. */
 static void try_close(int mine)
 {
+	int closed;
+
 	if (!may_switch() || !nt_inflight_try_close(&inflight, mine))
 		return;
-	nt_san_unpatch_all();
+	if (!nt_collector_switch_begin()) {
+		/* our own thread is in the driver: at a later launch */
+		nt_inflight_closed(&inflight);
+		nt_inflight_want_close(&inflight);
+		return;
+	}
+	closed = !nt_san_unpatch_all();
+	nt_collector_switch_end();
 	nt_inflight_closed(&inflight);
-	nt_collector_window_done();
+	if (closed)
+		nt_collector_window_done();
+	else
+		nt_inflight_want_close(&inflight);	/* a module was being patched */
 }
 
 /* Make sure mod is patched (the caller's launch in flight); the reason
@@ -228,7 +266,12 @@ static const char *patch(CUmodule mod)
 		return "other threads were using CUDA (modules are switched while one thread does)";
 	if (!nt_inflight_try_switch(&inflight, 1))
 		return "other threads' launches were in flight: the module is patched at a launch alone";
+	if (!nt_collector_switch_begin()) {
+		nt_inflight_closed(&inflight);
+		return "nucatrace's own thread was in the driver (the module is patched at a later launch)";
+	}
 	nt_san_patch(mod, &why);
+	nt_collector_switch_end();
 	nt_inflight_closed(&inflight);
 	return why;
 }
@@ -364,6 +407,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 
 	if (graph_node(d))
 		return;
+	tl.loaded = 0;	/* a last launch with no end must not switch in this one */
 	end_launch();
 	if (nt_collector_exhausted() && !any_patched()) {
 		nt_collector_count();
@@ -371,7 +415,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		return;
 	}
 	tl.launch = 1;
-	tl.loaded = launched_before(d->function);
+	tl.loaded = launched_before(d->function, d->module);
 	tl.closing = nt_inflight_enter(&inflight);
 	launch_info(d, &l);
 	flags = nt_collector_sample(&l, &seq);
@@ -423,8 +467,15 @@ static int function_data(const struct nt_san_launch_data *d, const void *desc)
 	return 0;
 }
 
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const CUfunction *)a, y = (uintptr_t)*(const CUfunction *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* The functions of this graph launch's kernel nodes, kept with its exec
- * for the next launch of it. */
+ * (sorted) for the next launch of it. */
 static void keep_nodes(void)
 {
 	struct graph_id *g;
@@ -432,8 +483,10 @@ static void keep_nodes(void)
 
 	if (tl.n_nodes && !(fn = malloc((size_t)tl.n_nodes * sizeof(*fn))))
 		return;
-	if (fn)
+	if (fn) {
 		memcpy(fn, tl.nodes, (size_t)tl.n_nodes * sizeof(*fn));
+		qsort(fn, (size_t)tl.n_nodes, sizeof(*fn), by_address);
+	}
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(graph_execs, &tl.exec, g);
 	if (g) {
@@ -454,8 +507,20 @@ static int nodes_of(CUgraphExec exec, CUfunction f)
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(graph_execs, &exec, g);
-	for (int i = 0; g && i < g->n_fn; i++)
-		n += g->fn[i] == f;
+	if (g && g->n_fn) {
+		int lo = 0, hi = g->n_fn;
+
+		while (lo < hi) {	/* the first not below f */
+			int mid = lo + (hi - lo) / 2;
+
+			if ((uintptr_t)g->fn[mid] < (uintptr_t)f)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo + n < g->n_fn && g->fn[lo + n] == f)
+			n++;
+	}
 	pthread_mutex_unlock(&nt_san.lock);
 	return n;
 }
@@ -465,7 +530,7 @@ static void graph_end(void)
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
 	tl.n_data = 0;
-	if (tl.graph && tl.exec)
+	if (tl.graph && tl.exec && !tl.graph_upload)
 		keep_nodes();
 	tl.n_nodes = 0;
 	if (tl.graph_lock)
@@ -479,6 +544,7 @@ static void graph_end(void)
 
 static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 {
+	tl.loaded = 0;	/* a last launch with no end must not switch in this one */
 	end_launch();
 	if (tl.graph)	/* the last one never ended */
 		graph_end();
@@ -488,6 +554,8 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph = 1;
 	tl.exec = g->graphExec;
 	tl.n_nodes = 0;
+	if (tl.set)
+		memset(tl.set, 0, tl.cap_set * sizeof(*tl.set));
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
 	 * thread is not traced. */
@@ -509,16 +577,40 @@ static void note_node(CUfunction f)
 	tl.nodes[tl.n_nodes++] = f;
 }
 
+/* Into tl.set, which grows to twice the nodes so far: 1 when f is new.
+ * Out of memory, every function counts as seen (nothing traced). */
+static int set_add(CUfunction f)
+{
+	unsigned mask, k;
+
+	if ((unsigned)tl.n_nodes * 2 + 2 > tl.cap_set) {
+		unsigned cap = tl.cap_set ? 2 * tl.cap_set : 64;
+		CUfunction *more = calloc(cap, sizeof(*more));
+
+		if (!more)
+			return 0;
+		free(tl.set);
+		tl.set = more;
+		tl.cap_set = cap;
+		for (int i = 0; i < tl.n_nodes; i++)
+			set_add(tl.nodes[i]);
+	}
+	mask = tl.cap_set - 1;
+	for (k = (unsigned)(((uintptr_t)f >> 4) * 0x9e3779b1u) & mask; tl.set[k]; k = (k + 1) & mask)
+		if (tl.set[k] == f)
+			return 0;
+	tl.set[k] = f;
+	return 1;
+}
+
 /* 1 when an earlier node of this graph launch ran f (a graph exec whose
  * handle was reused, or updated, can differ from its last launch): a node
  * of f traced before in it then records nothing, since both would take
  * the same data (it becomes a drop when its records never come). */
 static int seen_in_launch(CUfunction f)
 {
-	int seen = 0;
+	int seen = !set_add(f);
 
-	for (int i = 0; i < tl.n_nodes; i++)
-		seen |= tl.nodes[i] == f;
 	for (int i = 0; seen && i < tl.n_data; i++)
 		if (tl.data[i] == f)
 			nt_san.sanitizerSetCallbackData(f, NULL);
@@ -542,14 +634,14 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	launch_info(d, &l);
 	l.dyn_smem = -1;
 	l.graph = id_of(&graph_execs, g->graphExec);
-	tl.loaded = launched_before(d->function);
+	tl.loaded = launched_before(d->function, d->module);
 	dup = seen_in_launch(d->function);
 	note_node(d->function);
 	l.graph_node = id_of(&graph_nodes, g->node);
 	l.graph_launch = g->launchId;
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
-		nt_inflight_want_close(&inflight);	/* tried once the graph is queued */
+		nt_inflight_want_close(&inflight);	/* done at a later plain launch */
 	if (tl.closing) {
 		/* begun during another thread's switch: no sanitizer call */
 		if (flags & NT_SAMPLE_TRACE)
@@ -584,10 +676,11 @@ static void on_module(const struct nt_san_module_data *d)
 	nt_san_context_patches(d->context);
 	/* Its kernels' first launches cannot patch it: now, if they may be
 	 * traced. */
-	if (nt_collector_from_start()) {
+	if (nt_collector_from_start() && nt_collector_switch_begin()) {
 		const char *why;
 
 		nt_san_patch(d->module, &why);
+		nt_collector_switch_end();
 	}
 }
 
@@ -596,6 +689,7 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_unloading(d->module);
 	pthread_mutex_unlock(&nt_san.lock);
+	unloaded(d->module);
 }
 
 static void on_context_created(const struct nt_san_context_data *d)
@@ -638,8 +732,10 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			on_module_unload(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
 			on_context_created(data);
-		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
+			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
+		}
 		break;
 	}
 	errno = saved;

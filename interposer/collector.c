@@ -73,6 +73,43 @@ static struct {
 
 static void *drain_thread(void *arg);
 
+/* Our own calls into the driver (event and device queries) and the
+ * blocks backend's module switches exclude each other: each side marks
+ * itself, then looks at the other (sequentially consistent, so one of two
+ * sees the other).  A switch happens in a program thread's callback and
+ * never waits: it is tried again at a later launch; our side waits. */
+static int in_driver, switching;
+
+void nt_collector_driver_enter(void)
+{
+	for (;;) {
+		__atomic_add_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&switching, __ATOMIC_SEQ_CST))
+			return;
+		__atomic_sub_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
+		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+	}
+}
+
+void nt_collector_driver_leave(void)
+{
+	__atomic_sub_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
+}
+
+int nt_collector_switch_begin(void)
+{
+	__atomic_store_n(&switching, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST))
+		return 1;
+	__atomic_store_n(&switching, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void nt_collector_switch_end(void)
+{
+	__atomic_store_n(&switching, 0, __ATOMIC_SEQ_CST);
+}
+
 /* Take the lock if the collector takes work: 1 and locked, or 0 (not
  * started, or stopping) and not locked. */
 static int lock_running(void)
@@ -364,6 +401,9 @@ static void poll_natives(int force)
 	n = col.natives;
 	col.natives = NULL;
 	pthread_mutex_unlock(&col.lock);
+	if (!n)
+		return;
+	nt_collector_driver_enter();
 	for (; n; n = next) {
 		int r = n->poll(n->cookie, &n->t.ns);
 
@@ -379,6 +419,7 @@ static void poll_natives(int force)
 		free(n->kernel);
 		free(n);
 	}
+	nt_collector_driver_leave();
 	if (!keep)
 		return;
 	pthread_mutex_lock(&col.lock);

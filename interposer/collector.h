@@ -49,6 +49,14 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq);
 /* 1 once no launch can be traced any more (policy none, max= reached,
  * or stopping): then nt_collector_count() is enough per launch. */
 int nt_collector_exhausted(void);
+/* The collector's calls into the driver, between enter and leave (it
+ * waits while a switch is under way), and the blocks backend's module
+ * switches, between begin (0: not now, the collector is in the driver)
+ * and end, exclude each other. */
+void nt_collector_driver_enter(void);
+void nt_collector_driver_leave(void);
+int nt_collector_switch_begin(void);
+void nt_collector_switch_end(void);
 /* nt_sampling_from_start() of the policy (0 when not started). */
 int nt_collector_from_start(void);
 uint64_t nt_collector_count(void);

@@ -8,6 +8,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/occupancy.h"
 #include "map/store.h"
+#include "collector.h"
 #include "warn.h"
 
 #define MAX_DEVICES 256
@@ -60,14 +61,17 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 	struct nt_sm_limits lim;
 	struct nt_err err;
 	struct nt_gpu g;
+	int ok;
 
 	if (ordinal < 0 || ordinal >= MAX_DEVICES || d->seen[ordinal])
 		return;
 	d->seen[ordinal] = 1;
-	if (!d->cu_loaded && nt_cuda_load(&d->cu, &err))
-		return;
-	d->cu_loaded = 1;
-	if (nt_gpu_query(&d->cu, ordinal, &g, &err))
+	nt_collector_driver_enter();
+	if (!d->cu_loaded && !nt_cuda_load(&d->cu, &err))
+		d->cu_loaded = 1;
+	ok = d->cu_loaded && !nt_gpu_query(&d->cu, ordinal, &g, &err);
+	nt_collector_driver_leave();
+	if (!ok)
 		return;
 	d->cc[ordinal] = (short)(g.cc_major * 10 + g.cc_minor);
 	row.device = ordinal;

@@ -55,6 +55,8 @@ void nt_san_module_loaded(CUcontext ctx, CUmodule mod);
 /* At a module's load (nt_san.lock not held): the block callbacks into
  * its context, once. */
 void nt_san_context_patches(CUcontext ctx);
+/* The context is going away (its handle may come back for another). */
+void nt_san_context_forget(CUcontext ctx);
 void nt_san_module_unloading(CUmodule mod);
 int nt_san_module_patched(CUmodule mod);
 int nt_san_any_patched(void);
@@ -64,8 +66,8 @@ int nt_san_any_patched(void);
 int nt_san_patch(CUmodule mod, const char **why);
 /* Unpatch every patched module (in a launch callback of a kernel
  * launched before, no other launch in flight); the time goes to the
- * collector. */
-void nt_san_unpatch_all(void);
+ * collector.  -1 (nothing done) while a module is being patched. */
+int nt_san_unpatch_all(void);
 
 
 /* san_buffers.c */

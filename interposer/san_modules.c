@@ -113,6 +113,19 @@ void nt_san_context_patches(CUcontext ctx)
 			nt_san_error(r));
 }
 
+void nt_san_context_forget(CUcontext ctx)
+{
+	struct ctx_patches *cp;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(contexts, &ctx, cp);
+	if (cp && !cp->adding) {
+		HASH_DEL(contexts, cp);
+		free(cp);
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
 /* With nt_san.lock held. */
 static int context_ready(CUcontext ctx)
 {
@@ -172,13 +185,16 @@ int nt_san_patch(CUmodule mod, const char **why)
 	return 0;
 }
 
-void nt_san_unpatch_all(void)
+int nt_san_unpatch_all(void)
 {
 	struct mod_state *ms, *tmp;
 	CUmodule *mods = NULL;
 	int n = 0;
 	double t0 = nt_now_s();
 
+	/* A module patched as it loads, meanwhile: not now. */
+	if (pthread_mutex_trylock(&patching))
+		return -1;
 	pthread_mutex_lock(&nt_san.lock);
 	if (n_patched && (mods = malloc((size_t)n_patched * sizeof(*mods))))
 		HASH_ITER(hh, modules, ms, tmp)
@@ -200,5 +216,7 @@ void nt_san_unpatch_all(void)
 				"stay slower", nt_san_error(r));
 		nt_collector_switched(0, i + 1 < n ? 0 : nt_now_s() - t0);
 	}
+	pthread_mutex_unlock(&patching);
 	free(mods);
+	return 0;
 }

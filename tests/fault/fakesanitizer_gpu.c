@@ -48,18 +48,18 @@ static struct {
 static _Thread_local struct {
 	int set;
 	const void *data;
-	int loading;	/* in the callbacks of a launch that loads its kernel */
+	int loading;	/* in callbacks where a patching call hangs */
 } launch;
 
 /* What hangs the real driver: on the H200 sanitizerAddPatches and
  * sanitizerPatchModule called in the callbacks of the launch that first
- * loads its kernel (lazy loading) waited for ever on a lock that launch
- * held (unpatching is kept out of them too). */
+ * loads its kernel (lazy loading), or of a graph launch, waited for ever
+ * on a lock that launch held (unpatching is kept out of them too). */
 static void hangs_on_gpu(const char *what)
 {
 	if (!launch.loading)
 		return;
-	fprintf(stderr, "fake sanitizer: %s called during a kernel's first launch (hangs on a real GPU)\n",
+	fprintf(stderr, "fake sanitizer: %s called during a kernel's first launch or a graph launch (hangs on a real GPU)\n",
 		what);
 	abort();
 }
@@ -375,9 +375,9 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 }
 
 /* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
- * (mods[i], funcs[i], names[i], grids[i], blocks[i]): each node takes its
- * function's data as it is queued, at its node callback; they run once
- * the graph is queued. */
+ * (mods[i], funcs[i], names[i], grids[i], blocks[i]): the nodes take
+ * their functions' data when the graph is queued, after every node
+ * callback, and run then. */
 __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, int n, const long *mods,
 							  const long *funcs, const char *const *names,
 							  const unsigned *grids, const unsigned *blocks,
@@ -389,9 +389,9 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	const void *data[64];
 	unsigned id;
 
-	launch.loading = 0;
 	for (int i = 0; i < n && i < 64; i++)
-		launch.loading |= first_launch(funcs[i]);
+		first_launch(funcs[i]);
+	launch.loading = 1;
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, &gl);
 	pthread_mutex_lock(&g.lock);
 	id = g.launch_ids[id_of((void *)exec)]++;
