@@ -8,7 +8,9 @@
  * fakegpu_*() calls below, which play the driver: context and module
  * callbacks, launches (the driver API callback with the launch's
  * parameters, then launch begin and end) and graph launches (graph begin,
- * a node callback per kernel node, graph end).
+ * a node callback per kernel node, graph end).  A kernel's first launch
+ * loads it, and a patching call in its callbacks, or in a graph launch's,
+ * aborts: on the H200 it hung.
  *
  * A launch runs when it is queued (the end of its launch callback; a
  * graph's nodes once the graph is queued), at once: its blocks run the
