@@ -78,7 +78,7 @@ static void *drain_thread(void *arg);
  * itself, then looks at the other (sequentially consistent, so one of two
  * sees the other).  A switch happens in a program thread's callback and
  * never waits: it is tried again at a later launch; our side waits. */
-static int in_driver, switching;
+static int in_driver, switching;	/* counts: threads on each side */
 
 void nt_collector_driver_enter(void)
 {
@@ -98,16 +98,16 @@ void nt_collector_driver_leave(void)
 
 int nt_collector_switch_begin(void)
 {
-	__atomic_store_n(&switching, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST))
 		return 1;
-	__atomic_store_n(&switching, 0, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
 void nt_collector_switch_end(void)
 {
-	__atomic_store_n(&switching, 0, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Take the lock if the collector takes work: 1 and locked, or 0 (not
