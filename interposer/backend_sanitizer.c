@@ -227,6 +227,23 @@ static int any_patched(void)
 	return p;
 }
 
+/* After nt_inflight_try_switch/try_close: 1 and the switch may go on
+ * (end it with switch_end), or 0 and it is given up, when our own thread
+ * is in the driver. */
+static int switch_begin(void)
+{
+	if (nt_collector_switch_begin())
+		return 1;
+	nt_inflight_closed(&inflight);
+	return 0;
+}
+
+static void switch_end(void)
+{
+	nt_collector_switch_end();
+	nt_inflight_closed(&inflight);
+}
+
 /* Close the window sampling closed, now if no other launch is in flight
  * (mine: 1 when the caller's own launch is), else at a later launch. */
 static void try_close(int mine)
@@ -235,15 +252,13 @@ static void try_close(int mine)
 
 	if (!may_switch() || !nt_inflight_try_close(&inflight, mine))
 		return;
-	if (!nt_collector_switch_begin()) {
+	if (!switch_begin()) {
 		/* our own thread is in the driver: at a later launch */
-		nt_inflight_closed(&inflight);
 		nt_inflight_want_close(&inflight);
 		return;
 	}
 	closed = !nt_san_unpatch_all();
-	nt_collector_switch_end();
-	nt_inflight_closed(&inflight);
+	switch_end();
 	if (closed)
 		nt_collector_window_done();
 	else
@@ -266,13 +281,10 @@ static const char *patch(CUmodule mod)
 		return "other threads were using CUDA (modules are switched while one thread does)";
 	if (!nt_inflight_try_switch(&inflight, 1))
 		return "other threads' launches were in flight: the module is patched at a launch alone";
-	if (!nt_collector_switch_begin()) {
-		nt_inflight_closed(&inflight);
+	if (!switch_begin())
 		return "nucatrace's own thread was in the driver (the module is patched at a later launch)";
-	}
 	nt_san_patch(mod, &why);
-	nt_collector_switch_end();
-	nt_inflight_closed(&inflight);
+	switch_end();
 	return why;
 }
 
@@ -651,11 +663,12 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	if (flags & NT_SAMPLE_TRACE) {
 		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced";
 		/* Per-function data cannot tell apart two nodes of one kernel. */
-		if (!why && dup)
+		int last = why || dup ? 0 : nodes_of(g->graphExec, d->function);
+
+		if (!why && (dup || last > 1))
 			why = "its kernel runs in several nodes of the graph";
-		else if (!why && nodes_of(g->graphExec, d->function) != 1)
-			why = nodes_of(g->graphExec, d->function) ? "its kernel runs in several nodes of the graph"
-								  : "a kernel node new to this graph exec (its next launches are traced)";
+		else if (!why && !last)
+			why = "a kernel node new to this graph exec (its next launches are traced)";
 		if (!why)
 			why = trace(d, d->hApiStream ? d->hApiStream : d->hStream, &l, seq, function_data);
 		if (why)

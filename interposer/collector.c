@@ -582,7 +582,8 @@ void nt_collector_stop(void)
 	}
 	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
-	/* The patcher's thread may still ask (nt_collector_window_done). */
+	/* Another thread's launch callback may still ask
+	 * (nt_collector_window_done, nt_collector_from_start). */
 	pthread_mutex_lock(&col.lock);
 	sampling = col.sampling;
 	col.sampling = NULL;
