@@ -17,6 +17,7 @@
 #include "map/store.h"
 #include "trace/sampling.h"
 #include "trace/trace_name.h"
+#include "util/outfile.h"
 
 static const char usage[] =
 	"nucatrace run [--mode blocks|kernels|auto|off] [--sample POLICY] [--output-dir DIR]\n"
@@ -186,6 +187,21 @@ static int run_child(char **argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The traces' folder: made when missing, and writable, before the
+ * program runs (else its traces would be lost at the end). */
+static void output_dir_ready(void)
+{
+	const char *dir = getenv("NUCATRACE_OUTPUT_DIR");
+	struct nt_err err;
+
+	if (!dir || !*dir)
+		dir = ".";
+	if (nt_mkdir_p(dir, 0777, &err))
+		die("output folder: %s", err.msg);
+	if (access(dir, W_OK | X_OK))
+		die("output folder '%s': cannot write there: %s", dir, strerror(errno));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -241,6 +257,8 @@ int cmd_run(int argc, char **argv)
 	if (optind == argc)
 		usage_error(usage, "which program?");
 	setenv_or_die("NUCATRACE_MODE", mode);
+	if (strcmp(mode, "off"))
+		output_dir_ready();
 	find_library(lib, sizeof(lib));
 	if (calibrate && strcmp(mode, "off"))
 		calibrate_missing(store);

@@ -2,6 +2,7 @@
  * writes the calibrations in it. */
 #include "map/store_impl.h"
 #include "util/infile.h"
+#include "util/outfile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -51,29 +52,21 @@ int nt_store_db_error(struct nt_store *s, struct nt_err *err, const char *what)
 	return nt_err_set(err, "map store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
+/* The folders the store's path needs (0700: maps are the user's). */
 static int mkdir_parents(const char *path, struct nt_err *err)
 {
-	char *dir = strdup(path);
-	int ret = -1;
+	char *dir = strdup(path), *slash;
+	struct nt_err e;
+	int ret = 0;
 
 	if (!dir)
 		return nt_err_set(err, "map store '%s': out of memory", path);
-	for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
-		struct stat st;
-
-		*p = '\0';
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			nt_err_set(err, "cannot create directory '%s' for map store: %s", dir, strerror(errno));
-			goto out;
-		}
-		if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-			nt_err_set(err, "cannot create map store '%s': '%s' is not a directory", path, dir);
-			goto out;
-		}
-		*p = '/';
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if ((ret = nt_mkdir_p(dir, 0700, &e)))
+			nt_err_set(err, "cannot create map store '%s': %s", path, e.msg);
 	}
-	ret = 0;
-out:
 	free(dir);
 	return ret;
 }

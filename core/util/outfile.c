@@ -200,3 +200,35 @@ int nt_outfile_write(const char *path, int (*write)(FILE *f, const void *arg), c
 		return -1;
 	return nt_outfile_finish(&o, write(o.f, arg) != 0, err);
 }
+
+/* One level: 0 when dir is a folder after it. */
+static int mkdir_one(const char *dir, mode_t mode, struct nt_err *err)
+{
+	struct stat st;
+
+	if (mkdir(dir, mode) && errno != EEXIST)
+		return nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
+	if (stat(dir, &st))
+		return nt_err_set(err, "cannot create folder '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return nt_err_set(err, "'%s' is not a folder", dir);
+	return 0;
+}
+
+int nt_mkdir_p(const char *dir, mode_t mode, struct nt_err *err)
+{
+	char *d = strdup(dir);
+	int ret = 0;
+
+	if (!d)
+		return nt_err_set(err, "out of memory");
+	for (char *p = strchr(d + 1, '/'); p && !ret; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		ret = mkdir_one(d, mode, err);
+		*p = '/';
+	}
+	if (!ret)
+		ret = mkdir_one(d, mode, err);
+	free(d);
+	return ret;
+}

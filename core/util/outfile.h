@@ -33,6 +33,7 @@
 #define NT_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 
@@ -60,5 +61,11 @@ int nt_outfile_finish(struct nt_outfile *o, int failed, struct nt_err *err);
  * it failed), finish. */
 int nt_outfile_write(const char *path, int (*write)(FILE *f, const void *arg), const void *arg,
 		     struct nt_err *err);
+
+/* Make folder dir and any parents it lacks (mode, less the umask); 0
+ * when it exists as a folder afterwards, else -1 naming what is in the
+ * way ("cannot create folder 'a/b': Permission denied", "'a' is not a
+ * folder"). */
+int nt_mkdir_p(const char *dir, mode_t mode, struct nt_err *err);
 
 #endif

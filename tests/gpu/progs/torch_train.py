@@ -84,6 +84,7 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--graphs", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--step-times", action="store_true", help="print every step's host time (ms)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = False
@@ -137,6 +138,8 @@ def main():
         times.append(time.perf_counter() - ts)
     torch.cuda.synchronize()
     wall = time.perf_counter() - t0
+    if args.step_times:
+        print("step_times_ms " + " ".join(f"{1000 * t:.3f}" for t in times))
     times.sort()
     print(f"train {wall:.6f} s")
     print(f"step {1000 * times[len(times) // 2]:.6f} ms")
