@@ -3,7 +3,11 @@
 Each workload runs bare and under each tracing configuration, the
 configurations interleaved repetition by repetition (bare, none, default,
 ...; then again), and each number is the median of the repetitions; the
-table gives every median and its ratio to bare.  What is timed:
+table gives every median and its ratio to bare, then each repetition's
+ratio to the bare run of its round (median and range): on a shared host
+the PyTorch loop's step time drifts by 15% between runs of one
+configuration (docs/results/2026-12-01-session10.md), and the range shows
+it.  What is timed:
 
   train     tests/gpu/progs/torch_train.py: a PyTorch training loop
             (transformer LM + conv net, bf16, AdamW, ~1,000 launches per
@@ -91,7 +95,8 @@ def main():
     configs = a.configs.split(",") + [p.split("=", 1)[0] for p in a.policy]
     out_dir = tempfile.mkdtemp()
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
-    print(f"{a.reps} interleaved repetitions, medians; ratios to bare")
+    print(f"{a.reps} interleaved repetitions, medians; ratios to bare; then each repetition's ratio "
+          "to its bare run, median [min-max]")
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         runs = {c: [] for c in configs}
@@ -103,6 +108,15 @@ def main():
             cells = "  ".join(f"{c} {med[c]:.6g}" + (f" ({med[c] / med['bare']:.3f})" if c != "bare" else "")
                               for c in configs)
             print(f"{w:9s} {m:10s} {cells}")
+            # Each repetition's ratio to the bare run beside it: the
+            # median and the range say how much of a ratio is noise.
+            paired = []
+            for c in configs:
+                if c != "bare":
+                    q = sorted(r[m] / b[m] for r, b in zip(runs[c], runs["bare"]))
+                    paired.append(f"{c} {statistics.median(q):.3f} [{q[0]:.3f}-{q[-1]:.3f}]")
+            if paired:
+                print(f"{'':9s} {'':10s} per repetition, median [range]: {'  '.join(paired)}")
         if w == "launches":
             for c in configs:
                 if c != "bare":
