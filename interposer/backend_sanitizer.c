@@ -89,10 +89,8 @@ static _Thread_local struct {
 	CUfunction *data;	/* functions given per-function data in it */
 	int n_data, cap_data;
 	CUgraphExec exec;	/* the graph launch's */
-	CUfunction *nodes;	/* its kernel nodes' functions so far */
-	int n_nodes, cap_nodes;
-	CUfunction *set;	/* ... as a set (open addressing) */
-	unsigned cap_set;
+	uint32_t launch_id;	/* ... its launchId */
+	int synced;		/* ... its stream waited for (san_nodes.c) */
 } tl;
 
 static struct nt_inflight inflight;
@@ -129,13 +127,10 @@ static _Thread_local int64_t pending_dyn_smem = -1;
  * per function, and two graphs' nodes must not swap theirs. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Graph execs and nodes by number, in order of first sight; for an exec
- * the functions of its kernel nodes at its last launch. */
+/* Graph execs and nodes by number, in order of first sight. */
 struct graph_id {
 	const void *handle;
 	int64_t id;
-	CUfunction *fn;
-	int n_fn;
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
@@ -352,11 +347,11 @@ static const char *captured(const struct nt_san_launch_data *d)
 }
 
 /* Everything a traced launch needs, up to its records in the collector;
- * sets its data with set_data(d, desc).  The reason it cannot be traced,
- * or NULL. */
+ * sets its data with set_data(d, desc) (NULL, or the reason it cannot).
+ * The reason it cannot be traced, or NULL. */
 static const char *trace(const struct nt_san_launch_data *d, nt_san_stream stream,
 			 const struct nt_launch_info *l, uint64_t seq,
-			 int (*set_data)(const struct nt_san_launch_data *d, const void *desc))
+			 const char *(*set_data)(const struct nt_san_launch_data *d, const void *desc))
 {
 	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 	const volatile struct nt_block_rec *rec;
@@ -372,9 +367,9 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 			      l->grid[0], l->grid[1], &why)))
 		return why;
 	rec = nt_san_hold_records(h, &tag);
-	if (set_data(d, nt_san_hold_desc(h))) {
+	if ((why = set_data(d, nt_san_hold_desc(h)))) {
 		nt_san_release(h);
-		return "cannot pass the record buffer to the launch";
+		return why;
 	}
 	if (nt_collector_traced(seq, l, rec, (uint32_t)blocks, tag, nt_san_release, h)) {
 		set_data(d, NULL);
@@ -385,9 +380,10 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	return NULL;
 }
 
-static int launch_data(const struct nt_san_launch_data *d, const void *desc)
+static const char *launch_data(const struct nt_san_launch_data *d, const void *desc)
 {
-	return nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, desc) ? -1 : 0;
+	return nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, desc) ?
+		"cannot pass the record buffer to the launch" : NULL;
 }
 
 /* A graph's kernel node seen by the launch callbacks: on_graph_node()
@@ -457,84 +453,46 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	}
 }
 
-static int function_data(const struct nt_san_launch_data *d, const void *desc)
+/* f's per-function data for this graph launch (reset at its end). */
+static int function_data(CUfunction f, const void *data)
 {
-	if (nt_san.sanitizerSetCallbackData(d->function, desc))
+	if (nt_san.sanitizerSetCallbackData(f, data))
 		return -1;
-	if (!desc)
+	if (!data)
 		return 0;
-	/* Back to none at the graph launch's end. */
 	if (tl.n_data == tl.cap_data) {
 		int cap = tl.cap_data ? 2 * tl.cap_data : 16;
 		CUfunction *more = realloc(tl.data, (size_t)cap * sizeof(*more));
 
 		if (!more) {
-			nt_san.sanitizerSetCallbackData(d->function, NULL);
+			nt_san.sanitizerSetCallbackData(f, NULL);
 			return -1;
 		}
 		tl.data = more;
 		tl.cap_data = cap;
 	}
-	tl.data[tl.n_data++] = d->function;
+	tl.data[tl.n_data++] = f;
 	return 0;
 }
 
-static int by_address(const void *a, const void *b)
+/* A graph node launch's stream: the graph launch's. */
+static nt_san_stream node_stream(const struct nt_san_launch_data *d)
 {
-	uintptr_t x = (uintptr_t)*(const CUfunction *)a, y = (uintptr_t)*(const CUfunction *)b;
-
-	return (x > y) - (x < y);
+	return d->hApiStream ? d->hApiStream : d->hStream;
 }
 
-/* The functions of this graph launch's kernel nodes, kept with its exec
- * (sorted) for the next launch of it. */
-static void keep_nodes(void)
+/* A node launch's data (san_nodes.c): desc filed under its gridId in the
+ * table of its exec and kernel, which becomes the kernel's per-function
+ * data. */
+static const char *node_data(const struct nt_san_launch_data *d, const void *desc)
 {
-	struct graph_id *g;
-	CUfunction *fn = NULL;
+	const char *why;
+	const void *table = nt_san_node_data(d->context, tl.exec, tl.launch_id, d->function, node_stream(d),
+					     d->gridId, desc, &tl.synced, &why);
 
-	if (tl.n_nodes && !(fn = malloc((size_t)tl.n_nodes * sizeof(*fn))))
-		return;
-	if (fn) {
-		memcpy(fn, tl.nodes, (size_t)tl.n_nodes * sizeof(*fn));
-		qsort(fn, (size_t)tl.n_nodes, sizeof(*fn), by_address);
-	}
-	pthread_mutex_lock(&nt_san.lock);
-	HASH_FIND_PTR(graph_execs, &tl.exec, g);
-	if (g) {
-		free(g->fn);
-		g->fn = fn;
-		g->n_fn = tl.n_nodes;
-		fn = NULL;
-	}
-	pthread_mutex_unlock(&nt_san.lock);
-	free(fn);
-}
-
-/* How many kernel nodes of exec ran f at its last launch (0: unknown). */
-static int nodes_of(CUgraphExec exec, CUfunction f)
-{
-	struct graph_id *g;
-	int n = 0;
-
-	pthread_mutex_lock(&nt_san.lock);
-	HASH_FIND_PTR(graph_execs, &exec, g);
-	if (g && g->n_fn) {
-		int lo = 0, hi = g->n_fn;
-
-		while (lo < hi) {	/* the first not below f */
-			int mid = lo + (hi - lo) / 2;
-
-			if ((uintptr_t)g->fn[mid] < (uintptr_t)f)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		while (lo + n < g->n_fn && g->fn[lo + n] == f)
-			n++;
-	}
-	pthread_mutex_unlock(&nt_san.lock);
-	return n;
+	if (!table)
+		return why;
+	return function_data(d->function, table) ? "cannot pass the record buffer to the launch" : NULL;
 }
 
 static void graph_end(void)
@@ -542,9 +500,6 @@ static void graph_end(void)
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
 	tl.n_data = 0;
-	if (tl.graph && tl.exec && !tl.graph_upload)
-		keep_nodes();
-	tl.n_nodes = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
 	tl.graph_lock = 0;
@@ -565,68 +520,12 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.n_nodes = 0;
-	if (tl.set)
-		memset(tl.set, 0, tl.cap_set * sizeof(*tl.set));
+	tl.synced = 0;
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
 	 * thread is not traced. */
 	tl.closing = nt_inflight_enter(&inflight);
 	tl.graph_lock = !tl.closing && !pthread_mutex_trylock(&graph_lock);
-}
-
-static void note_node(CUfunction f)
-{
-	if (tl.n_nodes == tl.cap_nodes) {
-		int cap = tl.cap_nodes ? 2 * tl.cap_nodes : 16;
-		CUfunction *more = realloc(tl.nodes, (size_t)cap * sizeof(*more));
-
-		if (!more)
-			return;
-		tl.nodes = more;
-		tl.cap_nodes = cap;
-	}
-	tl.nodes[tl.n_nodes++] = f;
-}
-
-/* Into tl.set, which grows to twice the nodes so far: 1 when f is new.
- * Out of memory, every function counts as seen (nothing traced). */
-static int set_add(CUfunction f)
-{
-	unsigned mask, k;
-
-	if ((unsigned)tl.n_nodes * 2 + 2 > tl.cap_set) {
-		unsigned cap = tl.cap_set ? 2 * tl.cap_set : 64;
-		CUfunction *more = calloc(cap, sizeof(*more));
-
-		if (!more)
-			return 0;
-		free(tl.set);
-		tl.set = more;
-		tl.cap_set = cap;
-		for (int i = 0; i < tl.n_nodes; i++)
-			set_add(tl.nodes[i]);
-	}
-	mask = tl.cap_set - 1;
-	for (k = (unsigned)(((uintptr_t)f >> 4) * 0x9e3779b1u) & mask; tl.set[k]; k = (k + 1) & mask)
-		if (tl.set[k] == f)
-			return 0;
-	tl.set[k] = f;
-	return 1;
-}
-
-/* 1 when an earlier node of this graph launch ran f (a graph exec whose
- * handle was reused, or updated, can differ from its last launch): a node
- * of f traced before in it then records nothing, since both would take
- * the same data (it becomes a drop when its records never come). */
-static int seen_in_launch(CUfunction f)
-{
-	int seen = !set_add(f);
-
-	for (int i = 0; seen && i < tl.n_data; i++)
-		if (tl.data[i] == f)
-			nt_san.sanitizerSetCallbackData(f, NULL);
-	return seen;
 }
 
 static void on_graph_node(const struct nt_san_graph_node_data *g)
@@ -635,7 +534,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	struct nt_launch_info l;
 	const char *why = NULL;
 	uint64_t seq;
-	int flags, dup;
+	int flags;
 
 	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL || g->isGraphUpload || tl.graph_upload)
 		return;
@@ -647,8 +546,8 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	l.dyn_smem = -1;
 	l.graph = id_of(&graph_execs, g->graphExec);
 	tl.loaded = launched_before(d->function, d->module);
-	dup = seen_in_launch(d->function);
-	note_node(d->function);
+	tl.exec = g->graphExec;
+	tl.launch_id = g->launchId;
 	l.graph_node = id_of(&graph_nodes, g->node);
 	l.graph_launch = g->launchId;
 	flags = nt_collector_sample(&l, &seq);
@@ -662,20 +561,15 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	}
 	if (flags & NT_SAMPLE_TRACE) {
 		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced";
-		/* Per-function data cannot tell apart two nodes of one kernel. */
-		int last = why || dup ? 0 : nodes_of(g->graphExec, d->function);
-
-		if (!why && (dup || last > 1))
-			why = "its kernel runs in several nodes of the graph";
-		else if (!why && !last)
-			why = "a kernel node new to this graph exec (its next launches are traced)";
 		if (!why)
-			why = trace(d, d->hApiStream ? d->hApiStream : d->hStream, &l, seq, function_data);
+			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)
 			nt_collector_dropped(seq, &l, why);
 	}
-	if ((!(flags & NT_SAMPLE_TRACE) || why) && module_patched(d->module))
-		function_data(d, NULL);
+	/* Patched code runs: this node's entry says it records nothing (the
+	 * kernel's other nodes in this launch may). */
+	if ((!(flags & NT_SAMPLE_TRACE) || why) && module_patched(d->module) && node_data(d, NULL))
+		function_data(d->function, NULL);
 }
 
 static void on_module(const struct nt_san_module_data *d)
@@ -748,6 +642,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
+			nt_san_nodes_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
 	}
@@ -759,6 +654,7 @@ static void child_reset(void)
 {
 	pthread_mutex_init(&nt_san.lock, NULL);
 	pthread_mutex_init(&graph_lock, NULL);
+	nt_san_nodes_reset();
 	memset(&inflight, 0, sizeof(inflight));
 	memset(&tl, 0, sizeof(tl));
 }

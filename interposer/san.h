@@ -86,6 +86,20 @@ const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
 void nt_san_release(void *hold);
 
+/* san_nodes.c: graph kernel nodes' data (kernels/blockrec.h).  For the
+ * node launch of f with grid gridid in launch `launch` of graph exec
+ * exec on stream: desc (NULL: the node records nothing) filed in the
+ * table of exec and f; the table's descriptor, to be f's per-function
+ * data, or NULL with the reason in *why.  *synced: 0 at a graph launch's
+ * begin, 1 once its stream was waited for.  nt_san.lock not held. */
+const void *nt_san_node_data(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
+			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced,
+			     const char **why);
+/* The context is going away: its tables and their device memory. */
+void nt_san_nodes_forget(CUcontext ctx);
+/* A child after fork(). */
+void nt_san_nodes_reset(void);
+
 /* san_native.c: time untraced launches of traced configurations. */
 void nt_san_native_want(const struct nt_launch_info *l, CUfunction f);
 /* At launch begin of an untraced launch running native code: 1 when an

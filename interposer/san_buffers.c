@@ -165,7 +165,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 	d->grid_y = grid_y;
 	d->tag = tag;
 	d->blocks = run->blocks;
-	d->pad = 0;
+	d->node_shift = 0;
+	d->nodes = NULL;
 }
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,

@@ -3,7 +3,8 @@
  * the interposer's sanitizer backend share.
  *
  * Per traced launch the host hands the callbacks a struct nt_launch_desc
- * (in device memory, through sanitizerSetLaunchCallbackData).  For each
+ * (in device memory, through sanitizerSetLaunchCallbackData; a graph's
+ * node launches through a table, below).  For each
  * block of the grid there is
  *   - a struct nt_blk_scratch in device memory, zero before the launch:
  *     the first warp to enter counts itself and notes SM, %globaltimer
@@ -36,6 +37,8 @@ struct nt_block_rec {
 	unsigned int pad;
 };
 
+struct nt_node_entry;
+
 struct nt_launch_desc {
 	struct nt_blk_scratch *scratch;		/* [blocks], device memory */
 	struct nt_block_rec *rec;		/* [blocks], pinned host memory */
@@ -45,7 +48,27 @@ struct nt_launch_desc {
 	/* Blocks the buffers hold: a block beyond (another launch that
 	 * picked up this descriptor) records nothing, never out of bounds. */
 	unsigned int blocks;
-	unsigned int pad;
+	/* With nodes: a graph node table's descriptor (below), 2^(64 -
+	 * node_shift) entries; the other fields are unused. */
+	unsigned int node_shift;
+	const struct nt_node_entry *nodes;
 };
+
+/*
+ * CUDA graph kernel nodes (interposer/san_nodes.c).  Every node of one
+ * kernel in a graph launch takes the same per-function data, the value
+ * it has when the graph is queued, so for graph nodes that data is a
+ * table's descriptor: the block's own descriptor is the one filed under
+ * its grid's %gridid + 1 (unique among the node launches of one graph
+ * launch), found by open addressing from slot
+ * ((%gridid + 1) * NT_NODE_HASH) >> node_shift, probing upwards; an empty
+ * key (0) or a NULL descriptor: the node launch records nothing.
+ */
+struct nt_node_entry {
+	unsigned long long key;			/* %gridid + 1; 0: empty */
+	const struct nt_launch_desc *desc;
+};
+
+#define NT_NODE_HASH 0x9e3779b97f4a7c15ull
 
 #endif

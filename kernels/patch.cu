@@ -31,6 +31,30 @@ __device__ __forceinline__ u64 gtime(void)
 	return t;
 }
 
+// The launch's own descriptor: d itself, or for a graph node launch the
+// one its table files under %gridid + 1 (blockrec.h); NULL: none.
+__device__ __forceinline__ const nt_launch_desc *own_desc(const nt_launch_desc *d)
+{
+	u64 key;
+	unsigned mask, i;
+
+	if (!d || !d->nodes)
+		return d;
+	asm volatile("mov.u64 %0, %%gridid;" : "=l"(key));
+	key += 1;
+	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
+	i = (unsigned)((key * NT_NODE_HASH) >> d->node_shift);
+	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		u64 k = d->nodes[i].key;
+
+		if (k == key)
+			return d->nodes[i].desc;
+		if (!k)
+			return NULL;
+	}
+	return NULL;
+}
+
 __device__ __forceinline__ unsigned block_id(const nt_launch_desc *d)
 {
 	return blockIdx.x + d->grid_x * (blockIdx.y + d->grid_y * blockIdx.z);
@@ -38,12 +62,15 @@ __device__ __forceinline__ unsigned block_id(const nt_launch_desc *d)
 
 extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata, u64 pc)
 {
-	const nt_launch_desc *d = (const nt_launch_desc *)userdata;
+	const nt_launch_desc *d;
 	unsigned mask = __activemask();
 	nt_blk_scratch *s;
 	u64 t, c;
 
-	if (!d || !d->scratch || lane() != (unsigned)(__ffs(mask) - 1) || block_id(d) >= d->blocks)
+	if (!userdata || lane() != (unsigned)(__ffs(mask) - 1))
+		return 0;
+	d = own_desc((const nt_launch_desc *)userdata);
+	if (!d || !d->scratch || block_id(d) >= d->blocks)
 		return 0;
 	t = gtime();
 	c = clock64();
@@ -58,12 +85,15 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata
 
 extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata, u64 pc)
 {
-	const nt_launch_desc *d = (const nt_launch_desc *)userdata;
+	const nt_launch_desc *d;
 	unsigned mask = __activemask(), n = __popc(mask), id;
 	volatile nt_blk_scratch *s;
 	volatile nt_block_rec *r;
 
-	if (!d || !d->scratch || !d->rec || lane() != (unsigned)(__ffs(mask) - 1))
+	if (!userdata || lane() != (unsigned)(__ffs(mask) - 1))
+		return 0;
+	d = own_desc((const nt_launch_desc *)userdata);
+	if (!d || !d->scratch || !d->rec)
 		return 0;
 	id = block_id(d);
 	if (id >= d->blocks)

@@ -14,6 +14,8 @@
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
  *                       functions, launched R times, then updated in place
  *                       so that two nodes run one function, R times more
+ *   fake_app graph-streams R  the graph of `graph`, launched R times on
+ *                       two streams in turn
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -104,6 +106,13 @@ int main(int argc, char **argv)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 			launch(1, 1, 1, names[0], 100, 128, 0, 2);
 		}
+	} else if (argc > 1 && !strcmp(argv[1], "graph-streams")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+
+		for (long r = 0; r < n; r++)
+			graph(1, 9, 3, mods, funcs, nn, grids, blocks, 1 + r % 2);
 	} else if (argc > 1 && !strcmp(argv[1], "graph-update")) {
 		static const long mods[] = { 1, 1, 2 }, before[] = { 1, 2, 3 }, after[] = { 1, 1, 3 };
 		static const char *const nb[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
@@ -124,7 +133,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -252,10 +252,15 @@ nt_san_result sanitizerMemset(void *ptr, int value, size_t count, nt_san_stream 
 	return NT_SAN_SUCCESS;
 }
 
+static void run_pending(void);
+
 nt_san_result sanitizerStreamSynchronize(nt_san_stream stream)
 {
 	(void)stream;
-	return gpu() ? NT_SAN_SUCCESS : no();
+	if (!gpu())
+		return no();
+	run_pending();
+	return NT_SAN_SUCCESS;
 }
 
 nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_stream *h)
@@ -267,11 +272,31 @@ nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_st
 	return NT_SAN_SUCCESS;
 }
 
+/* A graph node launch's own descriptor in its table (kernels/patch.cu's
+ * own_desc). */
+static const struct nt_launch_desc *own_desc(const struct nt_launch_desc *d, unsigned long long gridid)
+{
+	unsigned long long key = gridid + 1;
+	unsigned mask, i;
+
+	if (!d || !d->nodes)
+		return d;
+	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
+	i = (unsigned)((key * NT_NODE_HASH) >> d->node_shift);
+	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		if (d->nodes[i].key == key)
+			return d->nodes[i].desc;
+		if (!d->nodes[i].key)
+			return NULL;
+	}
+	return NULL;
+}
+
 /* The GPU: one launch, its blocks one after another (the block callbacks
  * of kernels/patch.cu, for a block of `threads` threads in one go). */
-static void run(long mod, const void *data, unsigned grid, unsigned threads)
+static void run(long mod, const void *data, unsigned long long gridid, unsigned grid, unsigned threads)
 {
-	const struct nt_launch_desc *d = data;
+	const struct nt_launch_desc *d = own_desc(data, gridid);
 
 	pthread_mutex_lock(&g.lock);
 	if (!g.patched[mod] || g.instr[mod] != 3) {
@@ -305,6 +330,33 @@ static void run(long mod, const void *data, unsigned grid, unsigned threads)
 		g.blocks++;
 	}
 	pthread_mutex_unlock(&g.lock);
+}
+
+/* The GPU runs a graph launch late: when a stream is next waited for, or
+ * after the next graph launch's callbacks, as a GPU still busy with it
+ * would (a plain launch waits for it).  So what those callbacks copy into
+ * a node table (interposer/san_nodes.c) is what the late launch's nodes
+ * read, unless the copier waited for the stream first: on the H200 the
+ * copy was not ordered after the exec's last launch. */
+#define MAX_NODES 64
+static struct {
+	int n;
+	long mods[MAX_NODES];
+	const void *data[MAX_NODES];
+	unsigned long long gridid[MAX_NODES];
+	unsigned grids[MAX_NODES], blocks[MAX_NODES];
+} pending;
+
+static void run_pending(void)
+{
+	typeof(pending) p;
+
+	pthread_mutex_lock(&g.lock);
+	p = pending;
+	pending.n = 0;
+	pthread_mutex_unlock(&g.lock);
+	for (int i = 0; i < p.n; i++)
+		run(p.mods[i], p.data[i], p.gridid[i], p.grids[i], p.blocks[i]);
 }
 
 static void call(nt_san_domain domain, uint32_t cbid, const void *data)
@@ -356,6 +408,7 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	struct nt_san_launch_data d;
 	const void *data;
 
+	run_pending();
 	p.f = (CUfunction)func;
 	p.gridDimX = grid, p.gridDimY = 1, p.gridDimZ = 1;
 	p.blockDimX = block, p.blockDimY = 1, p.blockDimZ = 1;
@@ -371,7 +424,7 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
 	pthread_mutex_unlock(&g.lock);
-	run(id_of((void *)mod), data, grid, block);
+	run(id_of((void *)mod), data, d.gridId, grid, block);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END, &d);
 	launch.loading = 0;
 }
@@ -388,17 +441,17 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	struct nt_san_graph_launch_data gl = { (CUcontext)ctx, (CUstream)stream,
 					       (nt_san_stream)(stream ? stream : 0x5151), (CUgraphExec)exec,
 					       0 };
-	const void *data[64];
+	const void *data[MAX_NODES];
 	unsigned id;
 
-	for (int i = 0; i < n && i < 64; i++)
+	for (int i = 0; i < n && i < MAX_NODES; i++)
 		first_launch(funcs[i]);
 	launch.loading = 1;
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, &gl);
 	pthread_mutex_lock(&g.lock);
 	id = g.launch_ids[id_of((void *)exec)]++;
 	pthread_mutex_unlock(&g.lock);
-	for (int i = 0; i < n && i < 64; i++) {
+	for (int i = 0; i < n && i < MAX_NODES; i++) {
 		struct nt_san_graph_node_data nd;
 
 		memset(&nd, 0, sizeof(nd));
@@ -407,6 +460,8 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		nd.node = (CUgraphNode)(uintptr_t)(exec * 100 + i + 1);
 		nd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
 		launch_data(&nd.launchData, ctx, mods[i], funcs[i], names[i], grids[i], blocks[i], 0);
+		/* A node's grid id is the same at every launch of its exec. */
+		nd.launchData.gridId = (unsigned long long)exec * 1000 + (unsigned)i;
 		nd.launchData.apiContext = (CUcontext)ctx;
 		nd.launchData.apiStream = (CUstream)stream;
 		nd.launchData.hApiStream = gl.hStream;
@@ -414,19 +469,29 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	}
 	/* The nodes take their functions' data as the graph is queued, after
 	 * every node callback (on the H200, two nodes of one kernel in a
-	 * graph got the data the second was given). */
+	 * graph got the data the second was given: interposer/san_nodes.c). */
 	pthread_mutex_lock(&g.lock);
-	for (int i = 0; i < n && i < 64; i++)
+	for (int i = 0; i < n && i < MAX_NODES; i++)
 		data[i] = g.fdata[id_of((void *)funcs[i])];
 	pthread_mutex_unlock(&g.lock);
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
 	launch.loading = 0;
-	for (int i = 0; i < n && i < 64; i++)
-		run(id_of((void *)mods[i]), data[i], grids[i], blocks[i]);
+	run_pending();	/* the last graph launch, late */
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < n && i < MAX_NODES; i++) {
+		pending.mods[i] = id_of((void *)mods[i]);
+		pending.data[i] = data[i];
+		pending.gridid[i] = (unsigned long long)exec * 1000 + (unsigned)i;
+		pending.grids[i] = grids[i];
+		pending.blocks[i] = blocks[i];
+	}
+	pending.n = n < MAX_NODES ? n : MAX_NODES;
+	pthread_mutex_unlock(&g.lock);
 }
 
 __attribute__((visibility("default"))) void fakegpu_stats(void)
 {
+	run_pending();
 	printf("fake gpu: %ld patches, %ld unpatches; %ld launches ran native code, %ld patched code "
 	       "(%ld recording, %ld with no data); %ld blocks recorded, %ld blocks beyond their buffer\n",
 	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
