@@ -6,15 +6,22 @@ valid trace (meta `trimmed` says how), vacuumed:
         traced launches (default 2) with all their blocks;
     trim_trace.py --range A-B TRACE OUT
         keep the launches numbered A to B (a rank's steps: the ranks of a
-        job trimmed to one range keep their steps lined up)."""
+        job trimmed to one range keep their steps lined up);
+    trim_trace.py --graph-launch K TRACE OUT
+        keep the node launches of launch K of each graph exec (one replay
+        of a captured training step), nothing else."""
 import shutil
 import sqlite3
 import sys
 
 args = sys.argv[1:]
 span = None
+replay = None
 if args and args[0] == "--range":
     span = tuple(int(x) for x in args[1].split("-"))
+    args = args[2:]
+elif args and args[0] == "--graph-launch":
+    replay = int(args[1])
     args = args[2:]
 src, dst = args[0], args[1]
 keep = int(args[2]) if len(args) > 2 else 2
@@ -22,15 +29,22 @@ shutil.copyfile(src, dst)
 db = sqlite3.connect(dst)
 rows = db.execute("select launch, kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z"
                   " from launches where traced = 1 order by launch").fetchall()
+in_replay = {r[0] for r in db.execute("select launch from launches where graph is not null and graph_launch = ?",
+                                      (replay,))} if replay is not None else set()
 seen, drop = {}, []
 for launch, *config in rows:
     key = tuple(config)
     seen[key] = seen.get(key, 0) + 1
-    if (span and not span[0] <= launch <= span[1]) or (not span and seen[key] > keep):
+    if replay is not None:
+        if launch not in in_replay:
+            drop.append((launch,))
+    elif (span and not span[0] <= launch <= span[1]) or (not span and seen[key] > keep):
         drop.append((launch,))
 db.executemany("delete from blocks where launch = ?", drop)
 db.executemany("delete from launches where launch = ?", drop)
-if span:
+if replay is not None:
+    how = f"the node launches of launch {replay} of each graph exec kept"
+elif span:
     how = f"launches {span[0]} to {span[1]} kept (native times all kept)"
 else:
     how = f"first {keep} traced launches of each kernel and configuration kept"
