@@ -91,6 +91,7 @@ static _Thread_local struct {
 	CUgraphExec exec;	/* the graph launch's */
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
+	int moved;		/* ... on another stream than the exec's last */
 } tl;
 
 static struct nt_inflight inflight;
@@ -127,10 +128,12 @@ static _Thread_local int64_t pending_dyn_smem = -1;
  * per function, and two graphs' nodes must not swap theirs. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Graph execs and nodes by number, in order of first sight. */
+/* Graph execs and nodes by number, in order of first sight; for an exec
+ * the stream of its last launch. */
 struct graph_id {
 	const void *handle;
 	int64_t id;
+	nt_san_stream stream;
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
@@ -487,12 +490,26 @@ static nt_san_stream node_stream(const struct nt_san_launch_data *d)
 static const char *node_data(const struct nt_san_launch_data *d, const void *desc)
 {
 	const char *why;
-	const void *table = nt_san_node_data(d->context, tl.exec, tl.launch_id, d->function, node_stream(d),
-					     d->gridId, desc, &tl.synced, &why);
+	const void *table;
+	int set;
 
+	if (!desc) {	/* filed in this launch, not traced after all */
+		if (nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId))
+			function_data(d->function, NULL);	/* none of its nodes records */
+		return NULL;
+	}
+	if (tl.moved)
+		return "its graph exec was launched on another stream than at its last launch "
+		       "(the two launches' node records could mix)";
+	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId,
+				 desc, &tl.synced, &set, &why);
 	if (!table)
 		return why;
-	return function_data(d->function, table) ? "cannot pass the record buffer to the launch" : NULL;
+	if (set && function_data(d->function, table)) {
+		nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId);
+		return "cannot pass the record buffer to the launch";
+	}
+	return NULL;
 }
 
 static void graph_end(void)
@@ -509,6 +526,23 @@ static void graph_end(void)
 	nt_inflight_leave(&inflight);
 }
 
+/* 1 when exec's last launch was on another stream than this one's. */
+static int exec_moved(CUgraphExec exec, nt_san_stream stream)
+{
+	struct graph_id *g;
+	int moved = 0;
+
+	id_of(&graph_execs, exec);
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(graph_execs, &exec, g);
+	if (g) {
+		moved = g->stream && g->stream != stream;
+		g->stream = stream;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+	return moved;
+}
+
 static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 {
 	tl.loaded = 0;	/* a last launch with no end must not switch in this one */
@@ -521,6 +555,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph = 1;
 	tl.exec = g->graphExec;
 	tl.synced = 0;
+	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
 	 * thread is not traced. */
@@ -566,10 +601,8 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		if (why)
 			nt_collector_dropped(seq, &l, why);
 	}
-	/* Patched code runs: this node's entry says it records nothing (the
-	 * kernel's other nodes in this launch may). */
-	if ((!(flags & NT_SAMPLE_TRACE) || why) && module_patched(d->module) && node_data(d, NULL))
-		function_data(d->function, NULL);
+	/* A node not traced does nothing: its kernel has no data in this
+	 * launch, or a table with no entry for it (san_nodes.c). */
 }
 
 static void on_module(const struct nt_san_module_data *d)

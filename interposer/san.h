@@ -9,11 +9,14 @@
  *   san_buffers.c  per context, the record buffers (recpool.h) that
  *                  traced launches take and the collector gives back
  *   san_native.c   native timing of untraced launches with events
+ *   san_nodes.c    CUDA graph nodes: a table per graph exec and kernel
+ *                  from a node's grid id to its descriptor
  *   backend_sanitizer.c  the callbacks: launches, graph launches,
  *                  resources
  *
  * Locks, outermost first: nt_san.lock (the tables here), then the
- * collector's own.  No callback waits for another thread of the program
+ * collector's own; san_nodes.c's mutex is taken with neither held (and
+ * not held while it waits for a stream).  No callback waits for another thread of the program
  * (the driver may hold its own locks while it calls us: inflight.h); a
  * launch out of record space waits for the collector's thread, which
  * polls no event meanwhile (its only other driver calls are the device
@@ -86,15 +89,21 @@ const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
 void nt_san_release(void *hold);
 
-/* san_nodes.c: graph kernel nodes' data (kernels/blockrec.h).  For the
- * node launch of f with grid gridid in launch `launch` of graph exec
- * exec on stream: desc (NULL: the node records nothing) filed in the
- * table of exec and f; the table's descriptor, to be f's per-function
- * data, or NULL with the reason in *why.  *synced: 0 at a graph launch's
- * begin, 1 once its stream was waited for.  nt_san.lock not held. */
-const void *nt_san_node_data(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
-			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced,
+/* san_nodes.c: graph kernel nodes' data (kernels/blockrec.h), called by
+ * the thread that holds the backend's graph_lock, nt_san.lock not held.
+ * For the traced node launch of f with grid gridid in launch `launch` of
+ * graph exec exec on stream: desc filed in the table of exec and f (after
+ * waiting for the stream when the table still holds an earlier launch's
+ * descriptors; *synced: 0 at a graph launch's begin, 1 once its stream
+ * was waited for); the table's descriptor, to be f's per-function data
+ * (*set: 1 when it must be set now), or NULL with the reason in *why. */
+const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
+			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
 			     const char **why);
+/* A node filed in this launch is not traced after all: its entry back to
+ * none.  -1 when that failed (the kernel's data must then be none). */
+int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
+		       uint64_t gridid);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
 /* A child after fork(). */

@@ -4,23 +4,33 @@
  * has when the graph is queued: on the H200 two nodes of one kernel got
  * the data the second was given, and per-launch data set in a node's
  * callback did no better (docs/results/2026-12-01-session10.md).  So a
- * node launch's data is a table, one per graph exec and kernel, in device
- * memory: from the node's %gridid + 1, which a graph launch's node
- * launches do not share, to that launch's descriptor (NULL: it records
- * nothing).  A node's %gridid is the same at every launch of its exec,
- * so the table keeps its keys from launch to launch, and each node's
- * entry is written again at each launch, on the launch's stream, before
- * the graph.  The copy is not ordered after the exec's last launch: on
- * the H200, rewriting the entries while it ran gave 51 of its 100 launches
- * of one node records of no warps (session 10, run 5).  So before a
- * launch's first rewrite the stream is waited for (once per graph launch:
- * a traced graph launch waits for the work queued before it).  A launch
- * on another stream than the exec's last one could still overlap it: its
- * nodes are not traced (the next launch on that stream is).
+ * traced node launch's data is a table, one per graph exec and kernel,
+ * in device memory: from the node's %gridid + 1, which a graph launch's
+ * node launches do not share, to that launch's descriptor (NULL: it
+ * records nothing).  A node's %gridid is the same at every launch of its
+ * exec, so the table keeps its keys from launch to launch.
  *
- * A table grows (doubles, half full at most) into a new block; the old
- * one may still be read by a launch on the GPU, so it is freed only with
- * its context.  One mutex covers the tables and their copies.
+ * A graph launch hands a table out (it becomes the kernel's per-function
+ * data) only when one of the kernel's nodes is traced in it; the other
+ * launches leave it alone, and their nodes of the kernel find no data.
+ * Entries are copied on the launch's stream, and that copy is not ordered
+ * after the exec's last launch, which may still read them: on the H200,
+ * rewriting entries while it ran gave 51 of its 100 launches of one node
+ * records of no warps (session 10, run 5).  So the first time a launch
+ * hands out a table that still holds descriptors of an earlier launch, it
+ * waits for its stream (once per graph launch), then empties every entry
+ * (a node not traced in this launch must find none), then files its
+ * node's.  The exec's launches run one after another, so waiting for the
+ * stream waits for the last one only when it was on the same stream: the
+ * caller does not trace the nodes of a launch on another stream than the
+ * exec's last.  Launches that trace nothing never wait.
+ *
+ * Called by the one thread that traces graph nodes at a time (the
+ * backend's graph_lock); the mutex guards the tables against
+ * nt_san_nodes_forget and is not held while waiting for the stream.  A
+ * table grows (doubles, half full at most) into a new block; the old one
+ * may still be read by a launch on the GPU, so it is freed only with its
+ * context.
  */
 #include "san.h"
 
@@ -48,10 +58,10 @@ struct block {
 struct table {
 	struct table_key key;
 	CUcontext ctx;
-	nt_san_stream stream;	/* of the exec's launch that last wrote it */
-	uint32_t launch;	/* ... its launchId */
-	int refuse;		/* ... on another stream than the one before */
-	unsigned bits, n;	/* 2^bits entries, n in use */
+	uint32_t launch;	/* the exec's launch that last handed it out */
+	int handed;		/* ... and set it as per-function data */
+	unsigned bits, n;	/* 2^bits entries, n keys */
+	unsigned live;		/* entries with a descriptor */
 	struct nt_node_entry *host;	/* what the device block holds */
 	struct nt_launch_desc *dev;	/* NULL: none yet */
 	UT_hash_handle hh;
@@ -120,8 +130,59 @@ fail:
 	return -1;
 }
 
-const void *nt_san_node_data(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
-			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced,
+/* t of key k, made when missing (mutex held); NULL: out of memory. */
+static struct table *table_of(const struct table_key *k, CUcontext ctx)
+{
+	struct table *t;
+
+	HASH_FIND(hh, tables, k, sizeof(*k), t);
+	if (t && t->ctx != ctx) {	/* an exec handle reused in another context */
+		HASH_DEL(tables, t);
+		free(t->host);
+		free(t);
+		t = NULL;
+	}
+	if (!t && (t = calloc(1, sizeof(*t)))) {
+		t->key = *k;
+		t->ctx = ctx;
+		HASH_ADD(hh, tables, key, sizeof(*k), t);
+	}
+	return t;
+}
+
+/* Write entry i of t (mutex held): 0, or -1 with nothing changed. */
+static int put(struct table *t, unsigned i, struct nt_node_entry e, nt_san_stream stream)
+{
+	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev) + i, &e, sizeof(e), stream))
+		return -1;
+	t->n += !t->host[i].key;
+	t->live += (e.desc != NULL) - (t->host[i].desc != NULL);
+	t->host[i] = e;
+	return 0;
+}
+
+/* Every entry of t without its descriptor (mutex held): 0 or -1. */
+static int empty(struct table *t, nt_san_stream stream)
+{
+	size_t n = (size_t)1 << t->bits;
+	struct nt_node_entry *img = malloc(n * sizeof(*img));
+
+	if (!img)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		img[i] = (struct nt_node_entry){ t->host[i].key, NULL };
+	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev), img, n * sizeof(*img), stream)) {
+		free(img);
+		return -1;
+	}
+	free(t->host);
+	t->host = img;
+	t->live = 0;
+	return 0;
+}
+
+const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
+			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
 			     const char **why)
 {
 	struct table_key k = { exec, f };
@@ -130,61 +191,72 @@ const void *nt_san_node_data(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 	struct table *t;
 	unsigned i;
 
+	*set = 0;
 	*why = "out of memory";
-	if (!e.key)
+	if (!e.key) {
+		*why = "its grid id is out of range";
 		return NULL;
+	}
 	pthread_mutex_lock(&lock);
-	HASH_FIND(hh, tables, &k, sizeof(k), t);
-	if (t && t->ctx != ctx) {	/* an exec handle reused in another context */
-		HASH_DEL(tables, t);
-		free(t->host);
-		free(t);
-		t = NULL;
-	}
-	if (!t) {
-		if (!(t = calloc(1, sizeof(*t))))
-			goto out;
-		t->key = k;
-		t->ctx = ctx;
-		HASH_ADD(hh, tables, key, sizeof(k), t);
-	}
-	if (t->dev && t->launch != launch) {	/* the first node of this launch */
-		if (!*synced) {
-			/* The exec's last launch may still read the entries. */
-			if (nt_san.sanitizerStreamSynchronize(stream)) {
-				*why = "cannot wait for the graph exec's last launch";
-				goto out;
-			}
-			*synced = 1;
-		}
-		t->refuse = t->stream != stream;
-		t->stream = stream;
-		t->launch = launch;
-	}
-	if (desc && t->refuse) {
-		/* the caller writes this node's entry empty */
-		*why = "its graph exec was launched on another stream than at its last launch "
-		       "(the two launches' node records could mix)";
+	if (!(t = table_of(&k, ctx)))
 		goto out;
+	if (t->dev && t->launch != launch && t->live && !*synced) {
+		/* The exec's last launch may still read the entries. */
+		pthread_mutex_unlock(&lock);
+		if (nt_san.sanitizerStreamSynchronize(stream)) {
+			*why = "cannot wait for its graph exec's last launch";
+			return NULL;
+		}
+		*synced = 1;
+		pthread_mutex_lock(&lock);
+		if (!(t = table_of(&k, ctx)))	/* forgotten meanwhile: made again */
+			goto out;
+	}
+	if (t->dev && t->launch != launch) {	/* its first handout in this launch */
+		if (t->live && empty(t, stream)) {
+			*why = "cannot pass the record buffer to the launch";
+			goto out;
+		}
+		t->launch = launch;
+		t->handed = 0;
 	}
 	i = t->dev ? find(t->host, t->bits, e.key) : 0;
 	if (!t->dev || (!t->host[i].key && 2 * (t->n + 1) > 1u << t->bits)) {
 		if (grow(t, t->dev ? t->bits + 1 : 3, stream))
 			goto out;
+		t->launch = launch;
+		t->handed = 0;	/* a new block: set it again */
 		i = find(t->host, t->bits, e.key);
 	}
-	t->n += !t->host[i].key;
-	t->host[i] = e;
-	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev) + i, &e, sizeof(e), stream)) {
+	if (put(t, i, e, stream)) {
 		*why = "cannot pass the record buffer to the launch";
 		goto out;
 	}
-	t->stream = stream;
-	t->launch = launch;
+	*set = !t->handed;
+	t->handed = 1;
 	data = t->dev;
 out:
 	pthread_mutex_unlock(&lock);
 	return data;
+}
+
+int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
+		       uint64_t gridid)
+{
+	struct table_key k = { exec, f };
+	struct table *t;
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	HASH_FIND(hh, tables, &k, sizeof(k), t);
+	if (t && t->dev && t->launch == launch) {
+		unsigned i = find(t->host, t->bits, gridid + 1);
+
+		if (t->host[i].desc)
+			ret = put(t, i, (struct nt_node_entry){ gridid + 1, NULL }, stream);
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 void nt_san_nodes_forget(CUcontext ctx)

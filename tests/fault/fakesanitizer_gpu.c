@@ -45,6 +45,7 @@ static struct {
 	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
 	long blocks, beyond;
 	long allocs, frees;
+	long waits;		/* sanitizerStreamSynchronize calls */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static _Thread_local struct {
@@ -259,6 +260,7 @@ nt_san_result sanitizerStreamSynchronize(nt_san_stream stream)
 	(void)stream;
 	if (!gpu())
 		return no();
+	__atomic_add_fetch(&g.waits, 1, __ATOMIC_RELAXED);
 	run_pending();
 	return NT_SAN_SUCCESS;
 }
@@ -493,7 +495,8 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 {
 	run_pending();
 	printf("fake gpu: %ld patches, %ld unpatches; %ld launches ran native code, %ld patched code "
-	       "(%ld recording, %ld with no data); %ld blocks recorded, %ld blocks beyond their buffer\n",
+	       "(%ld recording, %ld with no data); %ld blocks recorded, %ld blocks beyond their buffer; "
+	       "%ld stream waits\n",
 	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
-	       g.blocks, g.beyond);
+	       g.blocks, g.beyond, g.waits);
 }
