@@ -16,6 +16,9 @@ it.  What is timed:
   train-long  the same loop for 300 steps: what the default's first window
             (always opened, 1,000 launches run instrumented) costs once it is
             spread over a longer run, and the windows budget=1 adds later
+  train-graphs  the same loop's step captured into one CUDA graph and
+            replayed 100 times: a traced graph launch waits for the work queued
+            before it (interposer/san_nodes.c)
   triad     tests/gpu/progs/triad.cu: a STREAM triad of 262,144 blocks,
             the median event time of one launch and the wall time of 200
   launches  100,000 empty launches back to back: the host's cost per launch
@@ -52,6 +55,8 @@ WORKLOADS = {
               {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "train-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "300"],
                    {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
+    "train-graphs": (["python3", "tests/gpu/progs/torch_train.py", "--graphs", "--steps", "100"],
+                     {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "triad": ([f"{B}/tests/gpu/triad", "200"],
               {"launch_ms": r"^triad ([0-9.]+) ms", "wall_s": r"^wall ([0-9.]+) s"}),
     "launches": ([f"{B}/tests/gpu/bench", "launches", "100000"], {"wall_s": r"^launches ([0-9.]+) s"}),

@@ -16,6 +16,11 @@
 #                 calibration of this GPU taken first
 #   startup       N starts of /bin/true bare, preloaded, and under nucatrace run
 #   stability M   nucatrace calibrate --stability M
+#   probecost     the probe effect per SM: tests/gpu/progs/probecost.cu untraced
+#                 and traced, tests/gpu/probecost.py
+#   graphs        PyTorch's captured training step traced (--sample all), one
+#                 replay kept as torch-graphs-replay.sqlite.xz, its report; the
+#                 bench's train-graphs workload (what tracing graph launches costs)
 #   ranks         a DDP job on every GPU here traced per rank three ways, merged
 #                 reports, trimmed traces and a summary (tests/gpu/ranks.sh),
 #                 kept as ranks.tgz
@@ -77,6 +82,18 @@ while [ $# -gt 0 ]; do
 	ranks) step ranks env BUILD="$B" NPROC="$(nvidia-smi -L | grep -c '^GPU')" tests/gpu/ranks.sh /tmp/ranks
 		tar czf "$OUT/ranks.tgz" -C /tmp/ranks commit outer/report.txt outer/report.json outer/report.html \
 			inner/report.txt inner/report.json preload/report.txt preload/report.json ;;
+	probecost) step probecost sh -c "'$NT' calibrate --quick --quiet && rm -rf /tmp/pc && mkdir -p /tmp/pc &&
+		'$B/tests/gpu/probecost' /tmp/pc/untraced.txt &&
+		'$NT' run --no-calibrate --sample all --output-dir /tmp/pc -- '$B/tests/gpu/probecost' /tmp/pc/traced.txt &&
+		python3 tests/gpu/probecost.py /tmp/pc/*.sqlite /tmp/pc/traced.txt /tmp/pc/untraced.txt" ;;
+	graphs) step graphs sh -c "'$NT' calibrate --quick --quiet && rm -rf /tmp/tg && mkdir -p /tmp/tg &&
+		'$NT' run --no-calibrate --sample all --output-dir /tmp/tg -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 &&
+		python3 tests/gpu/check_trace.py /tmp/tg/*.sqlite 1 &&
+		python3 tests/gpu/trim_trace.py --graph-launch 5 /tmp/tg/*.sqlite /tmp/tg-replay.sqlite &&
+		python3 tests/gpu/trim_trace.py --graph-launch 5 /tmp/tg/*.sqlite '$OUT/torch-graphs-replay.sqlite.xz' &&
+		'$NT' report /tmp/tg-replay.sqlite"
+		step bench-graphs env BUILD="$B" python3 tests/bench/interposer.py --only train-graphs --reps 5 \
+			--configs bare,none,default,all ;;
 	stability) shift; step stability "$NT" calibrate --stability "$1" --device 0 --output "$OUT/stability.json" ;;
 	*) echo "device-session.sh: unknown step '$1'" >&2; exit 2 ;;
 	esac

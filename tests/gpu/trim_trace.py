@@ -9,7 +9,10 @@ valid trace (meta `trimmed` says how), vacuumed:
         job trimmed to one range keep their steps lined up);
     trim_trace.py --graph-launch K TRACE OUT
         keep the node launches of launch K of each graph exec (one replay
-        of a captured training step), nothing else."""
+        of a captured training step), nothing else.
+An OUT ending in .xz is written compressed (xz -9)."""
+import lzma
+import os
 import shutil
 import sqlite3
 import sys
@@ -23,7 +26,8 @@ if args and args[0] == "--range":
 elif args and args[0] == "--graph-launch":
     replay = int(args[1])
     args = args[2:]
-src, dst = args[0], args[1]
+src, out = args[0], args[1]
+dst = out[:-3] + ".tmp" if out.endswith(".xz") else out
 keep = int(args[2]) if len(args) > 2 else 2
 shutil.copyfile(src, dst)
 db = sqlite3.connect(dst)
@@ -53,4 +57,8 @@ db.execute("insert or replace into meta values ('trimmed', ?)",
 db.commit()
 db.execute("vacuum")
 db.close()
-print(f"{dst}: kept {len(rows) - len(drop)} of {len(rows)} traced launches")
+if dst != out:
+    with open(dst, "rb") as f, lzma.open(out, "wb", preset=9) as g:
+        shutil.copyfileobj(f, g)
+    os.unlink(dst)
+print(f"{out}: kept {len(rows) - len(drop)} of {len(rows)} traced launches")
