@@ -47,6 +47,22 @@ static void fit(struct nt_json *j, const struct nt_report_kernel *k)
 	nt_json_end_object(j);
 }
 
+static void graph(struct nt_json *j, const struct nt_report_graph *g)
+{
+	nt_json_begin_object(j);
+	nt_json_kv_int(j, "trace", g->trace);
+	nt_json_kv_int(j, "graph", g->graph);
+	nt_json_kv_int(j, "launches", g->launches);
+	nt_json_kv_int(j, "node_launches", g->nodes);
+	nt_json_kv_int(j, "credible", g->credible);
+	nt_json_kv_double(j, "launch_span_ns", g->span_ns);
+	nt_json_kv_double(j, "time_ns", g->time_ns);
+	nt_json_kv_double(j, "credible_time_ns", g->time_ns_credible);
+	nt_json_kv_double(j, "lost_ns", g->lost_ns);
+	nt_json_kv_double(j, "recoverable_ns", g->recoverable_ns);
+	nt_json_end_object(j);
+}
+
 static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 {
 	const struct nt_report_kernel *e = &r->kernels[k];
@@ -312,6 +328,11 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_begin_array(&j);
 	for (int i = 0; i < r->n_jobs; i++)
 		job(&j, r, &r->jobs[i]);
+	nt_json_end_array(&j);
+	nt_json_key(&j, "graphs");
+	nt_json_begin_array(&j);
+	for (int i = 0; i < r->n_graphs; i++)
+		graph(&j, &r->graphs[i]);
 	nt_json_end_array(&j);
 	nt_json_key(&j, "kernels");
 	nt_json_begin_array(&j);

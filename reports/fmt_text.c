@@ -177,6 +177,25 @@ static void program(FILE *f, const struct nt_report *r)
 		r->quantisation_ns / 1e6, pct(r->quantisation_ns, t));
 }
 
+/* The graph execs (report_graphs.c), when the traces have node launches. */
+static void graphs(FILE *f, const struct nt_report *r)
+{
+	if (!r->n_graphs)
+		return;
+	fprintf(f, "\nCUDA graphs: their traced kernel node launches, by graph exec (lost and\n"
+		   "recoverable as for the program, over the credible ones)\n");
+	fprintf(f, "  trace  graph  launches  node launches  a launch, ms   GPU ms   lost%%  recov%%\n");
+	for (int i = 0; i < r->n_graphs; i++) {
+		const struct nt_report_graph *g = &r->graphs[i];
+
+		fprintf(f, "  %5d  %5lld  %8d  %13d  %12.3f  %7.3f  %6.1f  %6.1f\n", g->trace + 1,
+			(long long)g->graph, g->launches, g->nodes, g->span_ns / 1e6, g->time_ns / 1e6,
+			pct(g->lost_ns, g->time_ns_credible), pct(g->recoverable_ns, g->time_ns_credible));
+	}
+	fprintf(f, "  (a launch: its first node's start to its last node's end, the median over its "
+		   "traced launches)\n");
+}
+
 static void shuffle_check(FILE *f, const struct nt_report *r)
 {
 	const struct nt_report_check *c = &r->check;
@@ -397,6 +416,7 @@ static int write_text(FILE *f, const struct nt_report *r, const struct nt_format
 	for (int i = 0; i < r->n_kernels; i++)
 		rank[idx[i]] = i;
 	program(f, r);
+	graphs(f, r);
 	shuffle_check(f, r);
 	for (int i = 0; i < r->n_jobs; i++)
 		job(f, r, &r->jobs[i], o);

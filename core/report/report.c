@@ -193,6 +193,8 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 	d->device = l->device;
 	d->kernel = ki;
 	d->max_bps = l->max_blocks_per_sm;
+	d->graph = l->graph >= 0 && l->graph_launch >= 0 ? l->graph : -1;
+	d->graph_launch = d->graph >= 0 ? l->graph_launch : -1;
 	return 0;
 }
 
@@ -328,6 +330,8 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	out->blocks = d->blocks;
 	out->t_start_ns = d->t_start_ns;
 	out->t_end_ns = d->t_end_ns;
+	out->graph = d->graph;
+	out->graph_launch = d->graph_launch;
 	if ((ret = nt_report_read_blocks(ts, d, bl, &err)) || !bl->n) {
 		if (ret > 0)
 			skip(&ts->r->traces[ts->trace], bl->why);
@@ -672,7 +676,7 @@ int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_
 	    stage(&b, threads, stage_replays, err))
 		goto out;
 	program_sums(r);
-	if (nt_report_jobs(r, err))
+	if (nt_report_graphs(r, err) || nt_report_jobs(r, err))
 		goto out;
 	ret = 0;
 out:
@@ -696,6 +700,7 @@ void nt_report_free(struct nt_report *r)
 		free(r->traces[i].exe);
 	}
 	nt_report_jobs_free(r);
+	free(r->graphs);
 	for (int k = 0; k < r->n_kernels; k++) {
 		free(r->kernels[k].name);
 		free(r->kernels[k].demangled);

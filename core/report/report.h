@@ -213,10 +213,25 @@ struct nt_report_launch {
 	int slots;		/* occupancy used in the replay */
 	int slots_observed;	/* 1 when taken from the records, not the trace */
 	int ok;			/* replayed */
+	int64_t graph, graph_launch;	/* a CUDA graph kernel node's exec and launch of it; -1: none */
 	double scale;		/* native / measured makespan its figures were scaled by (1: none) */
 	char why[192];		/* when not, or why its replay is not credible */
 	struct nt_dispatch dispatch;	/* the replay's dispatch model, fitted to the records */
 	struct nt_replay_result r;
+};
+
+/* A CUDA graph exec of a trace, over its traced kernel node launches
+ * (report_graphs.c; blocks mode: the trace's graph and graph_launch):
+ * the sums are those of the program (below) over its node launches. */
+struct nt_report_graph {
+	int trace;
+	int64_t graph;		/* the trace's number for the exec */
+	int launches;		/* launches of it with a traced node */
+	int nodes;		/* node launches traced, replayed */
+	int credible;		/* ... and credible, of measurable kernels */
+	double time_ns;		/* measured makespans of the replayed node launches, summed */
+	double span_ns;		/* median over its launches: first node start to last node end */
+	double time_ns_credible, lost_ns, recoverable_ns;
 };
 
 /* The shuffle check (nt_report_shuffle_check). */
@@ -258,6 +273,8 @@ struct nt_report {
 	struct nt_report_check check;
 	int n_jobs;			/* ranks of one job set side by side (job.h) */
 	struct nt_report_job *jobs;
+	int n_graphs;			/* CUDA graph execs with traced node launches */
+	struct nt_report_graph *graphs;	/* by trace, then graph number */
 };
 
 /* Where a map comes from when the trace has none: 0 with *out set, or
@@ -272,6 +289,10 @@ typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg
 int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
 		    struct nt_report **out, struct nt_err *err);
 void nt_report_free(struct nt_report *r);
+
+/* The graph execs of r's traced launches into r->graphs (report_graphs.c;
+ * called by nt_report_build): 0, or -1 with err set (out of memory). */
+int nt_report_graphs(struct nt_report *r, struct nt_err *err);
 
 /* The shuffle check: the verdict of every fitted kernel redone (its
  * shuffle test from its per-SM medians, Benjamini-Hochberg across the

@@ -20,6 +20,7 @@ struct ldesc {
 	int64_t t_start_ns, t_end_ns;
 	int device, kernel;	/* kernel: index into the report's kernels */
 	int32_t max_bps;
+	int64_t graph, graph_launch;	/* a graph kernel node's: -1 when none */
 };
 
 struct kernel_key;	/* report.c: the trace's kernels by key, a uthash table */
