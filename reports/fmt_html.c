@@ -278,6 +278,28 @@ static void program(FILE *f, const struct nt_report *r)
 	fputs("</table>\n", f);
 }
 
+/* The graph execs (core/report/report_graphs.c). */
+static void graphs(FILE *f, const struct nt_report *r)
+{
+	if (!r->n_graphs)
+		return;
+	fputs("<h2>CUDA graphs</h2>\n<p>Their traced kernel node launches, by graph exec; a launch: "
+	      "its first node's start to its last node's end, the median over its traced launches; "
+	      "lost and recoverable as for the program, over the credible node launches.</p>\n"
+	      "<table>\n<tr><th>trace</th><th>graph</th><th>launches</th><th>node launches</th>"
+	      "<th>a launch, ms</th><th>GPU ms</th><th>lost %</th><th>recoverable %</th></tr>\n", f);
+	for (int i = 0; i < r->n_graphs; i++) {
+		const struct nt_report_graph *g = &r->graphs[i];
+
+		fprintf(f, "<tr><td>%d</td><td>%lld</td><td>%d</td><td>%d</td><td>", g->trace + 1,
+			(long long)g->graph, g->launches, g->nodes);
+		html_num(f, "%.3f", g->span_ns / 1e6);
+		fprintf(f, "</td><td>%.3f</td><td>%.1f</td><td>%.1f</td></tr>\n", g->time_ns / 1e6,
+			pct(g->lost_ns, g->time_ns_credible), pct(g->recoverable_ns, g->time_ns_credible));
+	}
+	fputs("</table>\n", f);
+}
+
 /* The job view (core/report/job.h): its ranks, then its steps. */
 #define JOB_RANK_COLUMNS 8	/* ranks whose compute gets a column of its own */
 
@@ -470,6 +492,7 @@ static int write_html(FILE *f, const struct nt_report *r, const struct nt_format
 			rank[idx[i]] = i;
 		p.idx = idx, p.rank = rank;
 		program(f, r);
+		graphs(f, r);
 		for (int i = 0; i < r->n_jobs; i++)
 			job(f, r, &r->jobs[i]);
 	} else {

@@ -416,8 +416,8 @@ static int write_text(FILE *f, const struct nt_report *r, const struct nt_format
 	for (int i = 0; i < r->n_kernels; i++)
 		rank[idx[i]] = i;
 	program(f, r);
-	graphs(f, r);
 	shuffle_check(f, r);
+	graphs(f, r);
 	for (int i = 0; i < r->n_jobs; i++)
 		job(f, r, &r->jobs[i], o);
 	kernels(f, r, idx, o);
