@@ -9,7 +9,9 @@
  * kernel's name: names of real templates run to kilobytes, and a name per
  * block slice made gigabytes.  The full names are written once per
  * kernel, in the args of its first launch's slice ("kernel",
- * "mangled"); every launch slice has the kernel's index in the report.
+ * "mangled"); every launch slice has the kernel's index in the report,
+ * and a CUDA graph's node launch its graph exec and launch of it
+ * ("graph", "graph_launch").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +136,10 @@ static void kernel_track(struct nt_json *j, const struct nt_report *r, char **la
 		nt_json_int(j, l->launch);
 		nt_json_key(j, "blocks");
 		nt_json_int(j, l->blocks);
+		if (l->graph >= 0) {	/* a CUDA graph's kernel node: which launch of which exec */
+			nt_json_kv_int(j, "graph", l->graph);
+			nt_json_kv_int(j, "graph_launch", l->graph_launch);
+		}
 		if (l->ok) {
 			nt_json_key(j, "replay_error_pct");
 			nt_json_double(j, l->r.error_pct);
