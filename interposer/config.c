@@ -74,10 +74,12 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	c->buffer_max = NT_CONFIG_BUFFER_MAX;
 	c->wait_s = NT_CONFIG_WAIT_S;
 	c->exit_wait_s = NT_CONFIG_EXIT_WAIT_S;
+	c->graph_tables_mib = NT_CONFIG_GRAPH_TABLES_MIB;
 	integer(get, warn, "NUCATRACE_BUFFER_BLOCKS", 1024, 1 << 26, &c->buffer_blocks);
 	integer(get, warn, "NUCATRACE_BUFFER_MAX", 1024, 1u << 30, &c->buffer_max);
 	if (c->buffer_max < c->buffer_blocks)
 		c->buffer_max = c->buffer_blocks;
+	integer(get, warn, "NUCATRACE_GRAPH_TABLES", 1, 1 << 20, &c->graph_tables_mib);
 	seconds(get, warn, "NUCATRACE_WAIT", 3600, &c->wait_s);
 	seconds(get, warn, "NUCATRACE_EXIT_WAIT", 3600, &c->exit_wait_s);
 	c->quiet = get("NUCATRACE_QUIET") != NULL;

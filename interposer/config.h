@@ -19,6 +19,9 @@
  *   NUCATRACE_WAIT            seconds a launch may wait for buffer space
  *                             before it is dropped (default 30)
  *   NUCATRACE_EXIT_WAIT       seconds exit waits for running kernels (2)
+ *   NUCATRACE_GRAPH_TABLES    MiB of device memory for CUDA graph node
+ *                             tables (interposer/san_nodes.c; default 64):
+ *                             beyond, nodes of new tables are dropped
  *   NUCATRACE_QUIET           no summary or warnings on stderr
  */
 #ifndef NT_CONFIG_H
@@ -30,6 +33,7 @@
 #define NT_CONFIG_BUFFER_MAX (16u << 20)
 #define NT_CONFIG_WAIT_S 30.0
 #define NT_CONFIG_EXIT_WAIT_S 2.0
+#define NT_CONFIG_GRAPH_TABLES_MIB 64
 
 struct nt_config {
 	char mode[16];		/* blocks | kernels | auto | off */
@@ -40,6 +44,7 @@ struct nt_config {
 	uint32_t buffer_max;	/* all record buffers of a context, in blocks */
 	double wait_s;		/* how long a launch may wait for buffer space */
 	double exit_wait_s;	/* how long exit waits for pending launches */
+	uint32_t graph_tables_mib;	/* device memory for graph node tables */
 	int quiet;		/* no summary on stderr */
 };
 

@@ -52,6 +52,7 @@ struct table_key {
 struct block {
 	CUcontext ctx;
 	void *dev;
+	size_t size;
 	struct block *next;
 };
 
@@ -70,6 +71,7 @@ struct table {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct table *tables;
 static struct block *blocks;	/* every device block made, for nt_san_nodes_forget */
+static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
 
 static unsigned slot_of(uint64_t key, unsigned bits)
 {
@@ -93,15 +95,22 @@ static unsigned find(const struct nt_node_entry *host, unsigned bits, uint64_t k
 }
 
 /* A new device block of 2^bits entries holding t's keys and entries;
- * copied on stream. */
-static int grow(struct table *t, unsigned bits, nt_san_stream stream)
+ * copied on stream.  0, or -1 with *why set. */
+static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char **why)
 {
 	size_t n = (size_t)1 << bits, size = sizeof(struct nt_launch_desc) + n * sizeof(struct nt_node_entry);
-	struct nt_launch_desc *img = calloc(1, size), *dev = NULL;
-	struct nt_node_entry *host = calloc(n, sizeof(*host));
-	struct block *b = calloc(1, sizeof(*b));
+	struct nt_launch_desc *img = NULL, *dev = NULL;
+	struct nt_node_entry *host = NULL;
+	struct block *b = NULL;
 
-	if (!img || !host || !b || nt_san.sanitizerAlloc(t->ctx, (void **)&dev, size))
+	*why = "out of memory";
+	if (bytes + size > (size_t)nt_san.cfg.graph_tables_mib << 20) {
+		*why = "graph node tables full (NUCATRACE_GRAPH_TABLES MiB; those of destroyed graph execs "
+		       "are kept until their context goes)";
+		return -1;
+	}
+	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(b = calloc(1, sizeof(*b))) ||
+	    nt_san.sanitizerAlloc(t->ctx, (void **)&dev, size))
 		goto fail;
 	for (unsigned i = 0; t->host && i < 1u << t->bits; i++)
 		if (t->host[i].key)
@@ -120,8 +129,10 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream)
 	t->dev = dev;
 	b->ctx = t->ctx;
 	b->dev = dev;
+	b->size = size;
 	b->next = blocks;
 	blocks = b;
+	bytes += size;
 	return 0;
 fail:
 	free(img);
@@ -222,7 +233,7 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 	}
 	i = t->dev ? find(t->host, t->bits, e.key) : 0;
 	if (!t->dev || (!t->host[i].key && 2 * (t->n + 1) > 1u << t->bits)) {
-		if (grow(t, t->dev ? t->bits + 1 : 3, stream))
+		if (grow(t, t->dev ? t->bits + 1 : 3, stream, why))
 			goto out;
 		t->launch = launch;
 		t->handed = 0;	/* a new block: set it again */
@@ -278,6 +289,7 @@ void nt_san_nodes_forget(CUcontext ctx)
 		if (b->ctx == ctx) {
 			*p = b->next;
 			nt_san.sanitizerFree(ctx, b->dev);
+			bytes -= b->size;
 			free(b);
 		} else {
 			p = &b->next;

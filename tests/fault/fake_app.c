@@ -16,6 +16,8 @@
  *                       so that two nodes run one function, R times more
  *   fake_app graph-streams R  the graph of `graph`, launched R times on
  *                       two streams in turn
+ *   fake_app graph-execs N  N graph execs of three tiny kernel nodes (one
+ *                       function twice), each launched once
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -113,6 +115,13 @@ int main(int argc, char **argv)
 
 		for (long r = 0; r < n; r++)
 			graph(1, 9, 3, mods, funcs, nn, grids, blocks, 1 + r % 2);
+	} else if (argc > 1 && !strcmp(argv[1], "graph-execs")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 2, 1, 1 }, blocks[] = { 32, 32, 32 };
+
+		for (long e = 0; e < n && e < 4000; e++)
+			graph(1, 10 + e, 3, mods, funcs, nn, grids, blocks, 1);
 	} else if (argc > 1 && !strcmp(argv[1], "graph-update")) {
 		static const long mods[] = { 1, 1, 2 }, before[] = { 1, 2, 3 }, after[] = { 1, 1, 3 };
 		static const char *const nb[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
@@ -133,7 +142,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -55,6 +55,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.buffer_max, NT_CONFIG_BUFFER_MAX);
 	assert_true(c.wait_s == NT_CONFIG_WAIT_S);
 	assert_true(c.exit_wait_s == NT_CONFIG_EXIT_WAIT_S);
+	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.quiet, 0);
 }
 
@@ -63,7 +64,7 @@ static void test_values(void **state)
 	static const char *const set[] = {
 		"NUCATRACE_MODE=blocks", "NUCATRACE_SAMPLE=all", "NUCATRACE_OUTPUT_DIR=/tmp/x",
 		"NUCATRACE_STORE=/s.db", "NUCATRACE_BUFFER_BLOCKS=4096", "NUCATRACE_BUFFER_MAX=2048",
-		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_QUIET=", NULL
+		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=", NULL
 	};
 	struct nt_config c;
 
@@ -78,6 +79,7 @@ static void test_values(void **state)
 	assert_int_equal(c.buffer_max, 4096);	/* never below the first buffer */
 	assert_true(c.wait_s == 0.5);
 	assert_true(c.exit_wait_s == 0);
+	assert_int_equal(c.graph_tables_mib, 3);
 	assert_int_equal(c.quiet, 1);	/* set, even empty */
 }
 
@@ -85,17 +87,19 @@ static void test_bad_values(void **state)
 {
 	static const char *const bad[] = {
 		"NUCATRACE_BUFFER_BLOCKS=12x", "NUCATRACE_BUFFER_MAX=-5", "NUCATRACE_WAIT=nan",
-		"NUCATRACE_EXIT_WAIT=1e9", NULL
+		"NUCATRACE_EXIT_WAIT=1e9", "NUCATRACE_GRAPH_TABLES=0", NULL
 	};
 	struct nt_config c;
 
 	(void)state;
 	read_with(bad, &c);
-	assert_int_equal(n_warned, 4);
+	assert_int_equal(n_warned, 5);
 	assert_non_null(strstr(warned[0], "NUCATRACE_BUFFER_BLOCKS='12x'"));
 	assert_non_null(strstr(warned[1], "NUCATRACE_BUFFER_MAX='-5'"));
-	assert_non_null(strstr(warned[2], "NUCATRACE_WAIT='nan'"));
-	assert_non_null(strstr(warned[3], "NUCATRACE_EXIT_WAIT='1e9'"));
+	assert_non_null(strstr(warned[2], "NUCATRACE_GRAPH_TABLES='0'"));
+	assert_non_null(strstr(warned[3], "NUCATRACE_WAIT='nan'"));
+	assert_non_null(strstr(warned[4], "NUCATRACE_EXIT_WAIT='1e9'"));
+	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.buffer_blocks, NT_CONFIG_BUFFER_BLOCKS);
 	assert_int_equal(c.buffer_max, NT_CONFIG_BUFFER_MAX);
 	assert_true(c.wait_s == NT_CONFIG_WAIT_S);
