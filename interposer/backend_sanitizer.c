@@ -15,11 +15,12 @@
  *   LAUNCH_END     the launch is queued: no longer in flight; a window
  *                  closed meanwhile is closed now if it may be
  * Per graph launch: GRAPHS LAUNCH_BEGIN, then NODE_LAUNCH_BEGIN for each
- * kernel node (as a launch, with per-function data, which the driver
- * takes when the graph is queued), then GRAPHS LAUNCH_END (per-function
- * data back to none; a window closed meanwhile is closed at the next
- * plain launch: a program that only launches graphs keeps its modules as
- * they are).
+ * kernel node (sampled as a launch; a traced node's descriptor is filed
+ * in its exec and kernel's table, san_nodes.c, which becomes the kernel's
+ * per-function data, taken by all its nodes when the graph is queued),
+ * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
+ * meanwhile is closed at the next plain launch: a program that only
+ * launches graphs keeps its modules as they are).
  *
  * No callback ever waits for another thread (the driver may hold its own
  * locks while it calls us): a window closes only when no other launch is
