@@ -190,13 +190,19 @@ $(BUILD)/validate: tests/gpu/progs/validate.cu
 	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
 		-gencode arch=compute_90,code=compute_90 -o $@ $<
 
+# A CUDA injection library that attaches to the Compute Sanitizer with
+# chosen callback domains and nothing patched (what attaching costs).
+$(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c interposer/sanitizer_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
+
 # LD_PRELOAD it beside libnucatrace.so; kill -USR2 writes every thread's
 # stack (for hung GPU checks: the device has no debugger).
 $(BUILD)/tests/gpu/stackdump.so: tests/gpu/stackdump.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
-test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so
+test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(BUILD)/tests/gpu/subcost.so
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 	@BUILD=$(BUILD) tests/gpu/validate.sh

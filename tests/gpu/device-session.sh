@@ -18,6 +18,8 @@
 #   stability M   nucatrace calibrate --stability M
 #   probecost     the probe effect per SM: tests/gpu/progs/probecost.cu untraced
 #                 and traced, tests/gpu/probecost.py
+#   subcost       what attaching to the Compute Sanitizer costs the triad with
+#                 nothing patched, domain by domain (tests/gpu/subcost.sh)
 #   graphs        PyTorch's captured training step traced (--sample all), one
 #                 replay kept as torch-graphs-replay.sqlite.xz, its report; the
 #                 bench's train-graphs workload (what tracing graph launches costs)
@@ -86,6 +88,7 @@ while [ $# -gt 0 ]; do
 		'$B/tests/gpu/probecost' /tmp/pc/untraced.txt &&
 		'$NT' run --no-calibrate --sample all --output-dir /tmp/pc -- '$B/tests/gpu/probecost' /tmp/pc/traced.txt &&
 		python3 tests/gpu/probecost.py /tmp/pc/*.sqlite /tmp/pc/traced.txt /tmp/pc/untraced.txt" ;;
+	subcost) step subcost env BUILD="$B" sh tests/gpu/subcost.sh ;;
 	graphs) step graphs sh -c "'$NT' calibrate --quick --quiet && rm -rf /tmp/tg && mkdir -p /tmp/tg &&
 		'$NT' run --no-calibrate --sample all --output-dir /tmp/tg -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 &&
 		python3 tests/gpu/check_trace.py /tmp/tg/*.sqlite 1 &&

@@ -1,0 +1,99 @@
+/*
+ * What attaching to the Compute Sanitizer costs, callback domain by
+ * callback domain, with nothing patched: a CUDA injection library that
+ * subscribes with a callback that returns at once and enables what
+ * $SUBCOST names (comma-separated):
+ *
+ *   none            subscribe only
+ *   resource        the resource domain (libnucatrace: modules, contexts)
+ *   launch          LAUNCH_BEGIN and LAUNCH_END (libnucatrace: sampling)
+ *   driver-launch   the driver API's cuLaunchKernel (libnucatrace: the
+ *                   dynamic shared memory)
+ *   graphs          the graphs domain's three launch callbacks
+ *
+ * The triad with nothing patched ran 3.5% slower per launch under
+ * libnucatrace's `none` (docs/results/2026-12-01-session9.md): running
+ * it under each set says which part of the subscription costs that.
+ *
+ *   CUDA_INJECTION64_PATH=build/tests/gpu/subcost.so SUBCOST=launch build/tests/gpu/triad 200
+ *
+ * The library is $NUCATRACE_SANITIZER_LIB, else
+ * /usr/local/cuda/compute-sanitizer/libsanitizer-public.so.  Prints what
+ * it enabled and, at exit, how many callbacks came.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interposer/sanitizer_abi.h"
+
+typedef nt_san_result (*subscribe_fn)(nt_san_subscriber *, nt_san_callback, void *);
+typedef nt_san_result (*domain_fn)(uint32_t, nt_san_subscriber, nt_san_domain);
+typedef nt_san_result (*callback_fn)(uint32_t, nt_san_subscriber, nt_san_domain, uint32_t);
+
+static unsigned long calls;
+
+static void on_callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
+{
+	(void)userdata, (void)domain, (void)cbid, (void)data;
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+static void report(void)
+{
+	fprintf(stderr, "subcost: %lu callbacks\n", calls);
+}
+
+static int has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	const char *lib = getenv("NUCATRACE_SANITIZER_LIB"), *what = getenv("SUBCOST");
+	void *h;
+	subscribe_fn subscribe;
+	domain_fn domain;
+	callback_fn callback;
+	nt_san_subscriber sub;
+	int bad = 0;
+
+	if (!what)
+		what = "none";
+	if (!(h = dlopen(lib ? lib : "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so",
+			 RTLD_NOW | RTLD_LOCAL))) {
+		fprintf(stderr, "subcost: %s\n", dlerror());
+		return 0;
+	}
+	subscribe = (subscribe_fn)dlsym(h, "sanitizerSubscribe");
+	domain = (domain_fn)dlsym(h, "sanitizerEnableDomain");
+	callback = (callback_fn)dlsym(h, "sanitizerEnableCallback");
+	if (!subscribe || !domain || !callback || subscribe(&sub, on_callback, NULL)) {
+		fprintf(stderr, "subcost: cannot subscribe\n");
+		return 0;
+	}
+	if (has(what, "resource"))
+		bad |= domain(1, sub, NT_SAN_CB_DOMAIN_RESOURCE);
+	if (has(what, "launch"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END);
+	if (has(what, "driver-launch"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel);
+	if (has(what, "graphs"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END);
+	fprintf(stderr, "subcost: subscribed, enabled '%s'%s\n", what, bad ? " (some failed)" : "");
+	atexit(report);
+	return 1;
+}
