@@ -135,6 +135,7 @@ struct graph_id {
 	const void *handle;
 	int64_t id;
 	nt_san_stream stream;
+	int launched;		/* stream is set */
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
@@ -537,8 +538,9 @@ static int exec_moved(CUgraphExec exec, nt_san_stream stream)
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(graph_execs, &exec, g);
 	if (g) {
-		moved = g->stream && g->stream != stream;
+		moved = g->launched && g->stream != stream;
 		g->stream = stream;
+		g->launched = 1;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 	return moved;
