@@ -8,9 +8,9 @@
  * SMs, summed as the program's figures are (credible launches of
  * measurable kernels, native time where known).
  */
-#include <math.h>
 #include <stdlib.h>
 
+#include "map/map.h"
 #include "report/report.h"
 
 struct key {
@@ -30,13 +30,6 @@ static int by_key(const void *a, const void *b)
 	if (x->launch != y->launch)
 		return x->launch < y->launch ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* keys[lo .. hi - 1]: one graph exec, sorted by its launches. */
@@ -63,7 +56,8 @@ static void one_graph(const struct nt_report *r, const struct key *keys, size_t 
 				continue;
 			g->nodes++;
 			g->time_ns += l->r.measured_ns;
-			if (l->why[0] || k->verdict == NT_VERDICT_NOT_MEASURABLE || k->collective)
+			if (!nt_report_launch_credible(l) || k->verdict == NT_VERDICT_NOT_MEASURABLE ||
+			    k->collective)
 				continue;
 			g->credible++;
 			g->time_ns_credible += l->scale * l->r.measured_ns;
@@ -75,10 +69,7 @@ static void one_graph(const struct nt_report *r, const struct key *keys, size_t 
 			spans[n_spans++] = (double)(last - first);
 		a = b;
 	}
-	qsort(spans, (size_t)n_spans, sizeof(*spans), by_value);
-	g->span_ns = !n_spans ? NAN
-		     : n_spans % 2 ? spans[n_spans / 2]
-				   : (spans[n_spans / 2 - 1] + spans[n_spans / 2]) / 2;
+	g->span_ns = nt_median(spans, n_spans);
 }
 
 int nt_report_graphs(struct nt_report *r, struct nt_err *err)
