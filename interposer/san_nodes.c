@@ -73,11 +73,6 @@ static struct table *tables;
 static struct block *blocks;	/* every device block made, for nt_san_nodes_forget */
 static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
 
-static unsigned slot_of(uint64_t key, unsigned bits)
-{
-	return (unsigned)((key * NT_NODE_HASH) >> (64 - bits));
-}
-
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
 	return (struct nt_node_entry *)(dev + 1);
@@ -87,7 +82,7 @@ static struct nt_node_entry *entries(struct nt_launch_desc *dev)
  * where it goes. */
 static unsigned find(const struct nt_node_entry *host, unsigned bits, uint64_t key)
 {
-	unsigned mask = (1u << bits) - 1, i = slot_of(key, bits);
+	unsigned mask = (1u << bits) - 1, i = nt_node_slot(key, 64 - bits);
 
 	while (host[i].key && host[i].key != key)
 		i = (i + 1) & mask;

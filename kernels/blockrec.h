@@ -71,4 +71,42 @@ struct nt_node_entry {
 
 #define NT_NODE_HASH 0x9e3779b97f4a7c15ull
 
+/* The lookup, shared by the device callbacks (patch.cu), the host that
+ * fills the tables (interposer/san_nodes.c) and the simulated GPU of the
+ * CPU tests (tests/fault/fakesanitizer_gpu.c). */
+#ifdef __CUDACC__
+#define NT_NODE_FN __device__ __forceinline__
+#else
+#define NT_NODE_FN static inline
+#endif
+
+/* Where key's probes begin in a table of 2^(64 - shift) entries. */
+NT_NODE_FN unsigned nt_node_slot(unsigned long long key, unsigned shift)
+{
+	return (unsigned)((key * NT_NODE_HASH) >> shift);
+}
+
+/* A launch's own descriptor, for a block of grid gridid given d: d
+ * itself, or for a node table the descriptor it files under gridid + 1;
+ * NULL: none. */
+NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc *d, unsigned long long gridid)
+{
+	unsigned long long key = gridid + 1;
+	unsigned mask, i;
+
+	if (!d || !d->nodes)
+		return d;
+	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
+	i = nt_node_slot(key, d->node_shift);
+	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		unsigned long long k = d->nodes[i].key;
+
+		if (k == key)
+			return d->nodes[i].desc;
+		if (!k)
+			return 0;
+	}
+	return 0;
+}
+
 #endif

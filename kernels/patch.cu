@@ -31,28 +31,16 @@ __device__ __forceinline__ u64 gtime(void)
 	return t;
 }
 
-// The launch's own descriptor: d itself, or for a graph node launch the
-// one its table files under %gridid + 1 (blockrec.h); NULL: none.
+// The launch's own descriptor (blockrec.h: for a graph node launch, the
+// one its table files under %gridid + 1); NULL: none.
 __device__ __forceinline__ const nt_launch_desc *own_desc(const nt_launch_desc *d)
 {
-	u64 key;
-	unsigned mask, i;
+	u64 gridid;
 
-	if (!d || !d->nodes)
+	if (!d || !d->nodes)	/* a plain launch's: no register read */
 		return d;
-	asm volatile("mov.u64 %0, %%gridid;" : "=l"(key));
-	key += 1;
-	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
-	i = (unsigned)((key * NT_NODE_HASH) >> d->node_shift);
-	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		u64 k = d->nodes[i].key;
-
-		if (k == key)
-			return d->nodes[i].desc;
-		if (!k)
-			return NULL;
-	}
-	return NULL;
+	asm volatile("mov.u64 %0, %%gridid;" : "=l"(gridid));
+	return nt_node_find(d, gridid);
 }
 
 __device__ __forceinline__ unsigned block_id(const nt_launch_desc *d)

@@ -274,31 +274,11 @@ nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_st
 	return NT_SAN_SUCCESS;
 }
 
-/* A graph node launch's own descriptor in its table (kernels/patch.cu's
- * own_desc). */
-static const struct nt_launch_desc *own_desc(const struct nt_launch_desc *d, unsigned long long gridid)
-{
-	unsigned long long key = gridid + 1;
-	unsigned mask, i;
-
-	if (!d || !d->nodes)
-		return d;
-	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
-	i = (unsigned)((key * NT_NODE_HASH) >> d->node_shift);
-	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		if (d->nodes[i].key == key)
-			return d->nodes[i].desc;
-		if (!d->nodes[i].key)
-			return NULL;
-	}
-	return NULL;
-}
-
 /* The GPU: one launch, its blocks one after another (the block callbacks
  * of kernels/patch.cu, for a block of `threads` threads in one go). */
 static void run(long mod, const void *data, unsigned long long gridid, unsigned grid, unsigned threads)
 {
-	const struct nt_launch_desc *d = own_desc(data, gridid);
+	const struct nt_launch_desc *d = nt_node_find(data, gridid);
 
 	pthread_mutex_lock(&g.lock);
 	if (!g.patched[mod] || g.instr[mod] != 3) {
