@@ -189,20 +189,29 @@ static void unloaded(CUmodule mod)
 	}
 }
 
-static int64_t id_of(struct graph_id **table, const void *handle)
+/* handle's entry in table, made when missing (nt_san.lock held); NULL
+ * when out of memory. */
+static struct graph_id *graph_id_get(struct graph_id **table, const void *handle)
 {
 	struct graph_id *g;
-	int64_t id = -1;
 
-	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(*table, &handle, g);
 	if (!g && (g = calloc(1, sizeof(*g)))) {
 		g->handle = handle;
 		g->id = HASH_COUNT(*table);
 		HASH_ADD_PTR(*table, handle, g);
 	}
-	if (g)
-		id = g->id;
+	return g;
+}
+
+static int64_t id_of(struct graph_id **table, const void *handle)
+{
+	struct graph_id *g;
+	int64_t id;
+
+	pthread_mutex_lock(&nt_san.lock);
+	g = graph_id_get(table, handle);
+	id = g ? g->id : -1;
 	pthread_mutex_unlock(&nt_san.lock);
 	return id;
 }
@@ -534,10 +543,8 @@ static int exec_moved(CUgraphExec exec, nt_san_stream stream)
 	struct graph_id *g;
 	int moved = 0;
 
-	id_of(&graph_execs, exec);
 	pthread_mutex_lock(&nt_san.lock);
-	HASH_FIND_PTR(graph_execs, &exec, g);
-	if (g) {
+	if ((g = graph_id_get(&graph_execs, exec))) {
 		moved = g->launched && g->stream != stream;
 		g->stream = stream;
 		g->launched = 1;
