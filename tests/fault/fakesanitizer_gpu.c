@@ -411,6 +411,12 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	launch.loading = 0;
 }
 
+/* Node i's grid id: the same at every launch of its exec. */
+static unsigned long long node_grid(long exec, int i)
+{
+	return (unsigned long long)exec * 1000 + (unsigned)i;
+}
+
 /* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
  * (mods[i], funcs[i], names[i], grids[i], blocks[i]): the nodes take
  * their functions' data when the graph is queued, after every node
@@ -442,8 +448,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		nd.node = (CUgraphNode)(uintptr_t)(exec * 100 + i + 1);
 		nd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
 		launch_data(&nd.launchData, ctx, mods[i], funcs[i], names[i], grids[i], blocks[i], 0);
-		/* A node's grid id is the same at every launch of its exec. */
-		nd.launchData.gridId = (unsigned long long)exec * 1000 + (unsigned)i;
+		nd.launchData.gridId = node_grid(exec, i);
 		nd.launchData.apiContext = (CUcontext)ctx;
 		nd.launchData.apiStream = (CUstream)stream;
 		nd.launchData.hApiStream = gl.hStream;
@@ -463,7 +468,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	for (int i = 0; i < n && i < MAX_NODES; i++) {
 		pending.mods[i] = id_of((void *)mods[i]);
 		pending.data[i] = data[i];
-		pending.gridid[i] = (unsigned long long)exec * 1000 + (unsigned)i;
+		pending.gridid[i] = node_grid(exec, i);
 		pending.grids[i] = grids[i];
 		pending.blocks[i] = blocks[i];
 	}
