@@ -46,6 +46,9 @@ static struct {
 	long blocks, beyond;
 	long allocs, frees;
 	long waits;		/* sanitizerStreamSynchronize calls */
+	/* what the subscriber enabled: only those callbacks come, as on
+	 * the GPU (a domain's bit 1023 stands for all of it) */
+	unsigned char enabled[16][1024];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static _Thread_local struct {
@@ -121,15 +124,25 @@ nt_san_result sanitizerUnsubscribe(nt_san_subscriber sub)
 
 nt_san_result sanitizerEnableDomain(uint32_t enable, nt_san_subscriber sub, nt_san_domain domain)
 {
-	(void)enable, (void)sub, (void)domain;
-	return gpu() ? NT_SAN_SUCCESS : no();
+	(void)sub;
+	if (!gpu())
+		return no();
+	if ((unsigned)domain >= 16)
+		return (nt_san_result)1;	/* SANITIZER_ERROR_INVALID_PARAMETER */
+	g.enabled[domain][1023] = enable != 0;
+	return NT_SAN_SUCCESS;
 }
 
 nt_san_result sanitizerEnableCallback(uint32_t enable, nt_san_subscriber sub, nt_san_domain domain,
 				      uint32_t cbid)
 {
-	(void)enable, (void)sub, (void)domain, (void)cbid;
-	return gpu() ? NT_SAN_SUCCESS : no();
+	(void)sub;
+	if (!gpu())
+		return no();
+	if ((unsigned)domain >= 16 || cbid >= 1023)
+		return (nt_san_result)1;	/* SANITIZER_ERROR_INVALID_PARAMETER */
+	g.enabled[domain][cbid] = enable != 0;
+	return NT_SAN_SUCCESS;
 }
 
 nt_san_result sanitizerGetResultString(nt_san_result r, const char **str)
@@ -343,7 +356,7 @@ static void run_pending(void)
 
 static void call(nt_san_domain domain, uint32_t cbid, const void *data)
 {
-	if (g.cb)
+	if (g.cb && (unsigned)domain < 16 && cbid < 1023 && (g.enabled[domain][cbid] || g.enabled[domain][1023]))
 		g.cb(g.userdata, domain, cbid, data);
 }
 
