@@ -10,6 +10,11 @@
  *   driver-launch   the driver API's cuLaunchKernel (libnucatrace: the
  *                   dynamic shared memory)
  *   graphs          the graphs domain's three launch callbacks
+ *   res-N           the resource domain's callback N only (cbid N of
+ *                   sanitizer_callbacks.h's Sanitizer_CallbackIdResource)
+ *   ours            the four resource callbacks libnucatrace handles:
+ *                   context created and destroyed, module loaded and
+ *                   unloaded
  *
  * The triad with nothing patched ran 3.5% slower per launch under
  * libnucatrace's `none` (docs/results/2026-12-01-session9.md): running
@@ -84,6 +89,14 @@ int InitializeInjection(void)
 	}
 	if (has(what, "resource"))
 		bad |= domain(1, sub, NT_SAN_CB_DOMAIN_RESOURCE);
+	if (has(what, "ours"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_LOADED) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+	for (const char *p = what; (p = strstr(p, "res-")); p += 4)
+		if (p == what || p[-1] == ',')
+			bad |= callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, (uint32_t)strtoul(p + 4, NULL, 10));
 	if (has(what, "launch"))
 		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN) |
 		       callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END);

@@ -3,11 +3,13 @@
 # patched, domain by domain (tests/gpu/subcost.c): 5 interleaved
 # repetitions of `triad 200` bare and under each set, medians of the
 # median launch time, ratios to bare.  $BUILD: the build folder.
+#   subcost.sh [SET...]   the sets (subcost.c), default the domains
 B=${BUILD:-build}
-python3 - "$B" <<'PY'
+python3 - "$B" "$@" <<'PY'
 import os, re, statistics, subprocess, sys
 b = sys.argv[1]
-sets = ["bare", "none", "resource", "launch", "driver-launch", "graphs", "resource,launch,driver-launch,graphs"]
+sets = ["bare"] + (sys.argv[2:] or ["none", "resource", "launch", "driver-launch", "graphs",
+                                    "resource,launch,driver-launch,graphs"])
 runs = {s: [] for s in sets}
 for _ in range(5):
     for s in sets:
