@@ -10,6 +10,7 @@ valid trace (meta `trimmed` says how), vacuumed:
     trim_trace.py --graph-launch K TRACE OUT
         keep the node launches of launch K of each graph exec (one replay
         of a captured training step), nothing else.
+--max-blocks M (first) also drops every launch of more than M blocks.
 An OUT ending in .xz is written compressed (xz -9)."""
 import lzma
 import os
@@ -20,6 +21,10 @@ import sys
 args = sys.argv[1:]
 span = None
 replay = None
+max_blocks = None
+if args and args[0] == "--max-blocks":
+    max_blocks = int(args[1])
+    args = args[2:]
 if args and args[0] == "--range":
     span = tuple(int(x) for x in args[1].split("-"))
     args = args[2:]
@@ -44,6 +49,9 @@ for launch, *config in rows:
             drop.append((launch,))
     elif (span and not span[0] <= launch <= span[1]) or (not span and seen[key] > keep):
         drop.append((launch,))
+if max_blocks is not None:
+    big = {r[0] for r in db.execute("select launch from blocks group by launch having count(*) > ?", (max_blocks,))}
+    drop += [(launch,) for launch, *_ in rows if launch in big and (launch,) not in drop]
 db.executemany("delete from blocks where launch = ?", drop)
 db.executemany("delete from launches where launch = ?", drop)
 if replay is not None:
@@ -52,8 +60,13 @@ elif span:
     how = f"launches {span[0]} to {span[1]} kept (native times all kept)"
 else:
     how = f"first {keep} traced launches of each kernel and configuration kept"
+if max_blocks is not None:
+    how += f", then every launch of more than {max_blocks} blocks dropped"
+# a trace trimmed before keeps what was said of it
+before = db.execute("select value from meta where key = 'trimmed'").fetchone()
 db.execute("insert or replace into meta values ('trimmed', ?)",
-           (f"{how}; {len(drop)} of {len(rows)} dropped by tests/gpu/trim_trace.py",))
+           ((f"{before[0]}; then " if before else "") +
+            f"{how}; {len(drop)} of {len(rows)} dropped by tests/gpu/trim_trace.py",))
 db.commit()
 db.execute("vacuum")
 db.close()
