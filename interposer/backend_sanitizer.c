@@ -642,15 +642,6 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	unloaded(d->module);
 }
 
-static void on_context_created(const struct nt_san_context_data *d)
-{
-	nt_san_stream null_stream;
-
-	if (nt_collector_exhausted() || nt_san.sanitizerGetStreamHandle(d->context, NULL, &null_stream))
-		return;	/* made at the first traced launch instead */
-	nt_san_context_created(d->context, null_stream);
-}
-
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
 	int saved = errno;	/* the program's, inside its CUDA call */
@@ -680,8 +671,6 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			on_module(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
 			on_module_unload(data);
-		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
-			on_context_created(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
@@ -702,9 +691,12 @@ static void child_reset(void)
 	memset(&tl, 0, sizeof(tl));
 }
 
+/* Not CONTEXT_CREATION_FINISHED: with it enabled alone every launch of a
+ * triad ran 3.5% slower, nothing patched (session 11, run 2); a
+ * context's buffers are made at its first traced launch instead. */
 static const uint32_t resource_calls[] = {
-	NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-	NT_SAN_CBID_RESOURCE_MODULE_LOADED, NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+	NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, NT_SAN_CBID_RESOURCE_MODULE_LOADED,
+	NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
 };
 
 static const uint32_t launch_calls[] = {
@@ -729,9 +721,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (another tool is attached)" : "");
-	/* Only the resource callbacks handled: the whole domain made every
-	 * launch of a triad 3.5% slower with nothing patched
-	 * (docs/results/2026-12-01-session11.md). */
+	/* Only the resource callbacks handled (docs/results/2026-12-01-session11.md). */
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
 			goto fail;

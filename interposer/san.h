@@ -74,9 +74,6 @@ int nt_san_unpatch_all(void);
 
 
 /* san_buffers.c */
-/* A context's buffers, when it is created (nothing of the program's is
- * queued yet; nt_san.lock not held). */
-void nt_san_context_created(CUcontext ctx, nt_san_stream null_stream);
 void nt_san_context_destroyed(CUcontext ctx);
 /* A record run for a traced launch of `blocks` blocks on ctx, its
  * descriptor copied on stream: may wait up to nt_san.cfg.wait_s for

@@ -123,18 +123,6 @@ static enum nt_recpool_status take_run(CUcontext ctx, nt_san_stream stream, uint
 	}
 }
 
-void nt_san_context_created(CUcontext ctx, nt_san_stream null_stream)
-{
-	struct nt_san_hold h;
-
-	/* The first slab now, while nothing of the program's is queued. */
-	if (take_run(ctx, null_stream, 1, &h) == NT_RECPOOL_OK) {
-		pthread_mutex_lock(&nt_san.lock);
-		nt_recpool_give(h.cb->pool, &h.run);
-		pthread_mutex_unlock(&nt_san.lock);
-	}
-}
-
 void nt_san_context_destroyed(CUcontext ctx)
 {
 	struct nt_recpool *pool = NULL;
