@@ -90,8 +90,6 @@ static _Thread_local struct {
 	CUfunction *data;	/* functions given per-function data in it */
 	int n_data, cap_data;
 	CUgraphExec exec;	/* the graph launch's */
-	CUcontext graph_ctx;	/* ... its context */
-	CUstream graph_stream;	/* ... its stream */
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
 	int moved;		/* ... on another stream than the exec's last */
@@ -141,7 +139,6 @@ struct graph_id {
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
-static int64_t next_exec_id, next_node_id;
 
 /* Kernels launched at least once (so loaded), by CUfunction, with their
  * module: an open addressing set filled with atomics; when a module
@@ -201,7 +198,7 @@ static struct graph_id *graph_id_get(struct graph_id **table, const void *handle
 	HASH_FIND_PTR(*table, &handle, g);
 	if (!g && (g = calloc(1, sizeof(*g)))) {
 		g->handle = handle;
-		g->id = table == &graph_execs ? next_exec_id++ : next_node_id++;
+		g->id = HASH_COUNT(*table);
 		HASH_ADD_PTR(*table, handle, g);
 	}
 	return g;
@@ -530,8 +527,6 @@ static void graph_end(void)
 {
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
-	if (tl.n_data)	/* its tables were handed out: queued now */
-		nt_san_nodes_launched(tl.graph_ctx, tl.exec, tl.graph_stream);
 	tl.n_data = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
@@ -569,8 +564,6 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.graph_ctx = g->context;
-	tl.graph_stream = g->stream;
 	tl.synced = 0;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
@@ -578,36 +571,6 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	 * thread is not traced. */
 	tl.closing = nt_inflight_enter(&inflight);
 	tl.graph_lock = !tl.closing && !pthread_mutex_trylock(&graph_lock);
-}
-
-/* A graph exec made: one that may be launched from the device, or whose
- * kernels may launch graphs from the device, has launches no callback
- * sees: counted, and said once. */
-static void on_graph_exec_created(const struct nt_san_graphexec_data *g)
-{
-	if (!g->isDeviceLaunch && !g->containsDeviceGraphLaunches)
-		return;
-	nt_collector_device_graph_exec();
-	nt_warn("a CUDA graph exec %s: blocks mode does not see graph launches made on the "
-		"device, and records none of their blocks (counted in the trace's meta "
-		"device_graph_execs)", g->isDeviceLaunch ? "was made for launches from the device"
-							: "launches graphs from the device");
-}
-
-/* A graph exec is destroyed: its node tables go, and its number (a new
- * exec with the same handle is another graph). */
-static void on_graph_exec_destroying(const struct nt_san_graphexec_data *g)
-{
-	struct graph_id *id;
-
-	nt_san_nodes_destroyed(g->graphExec);
-	pthread_mutex_lock(&nt_san.lock);
-	HASH_FIND_PTR(graph_execs, &g->graphExec, id);
-	if (id) {
-		HASH_DEL(graph_execs, id);
-		free(id);
-	}
-	pthread_mutex_unlock(&nt_san.lock);
 }
 
 static void on_graph_node(const struct nt_san_graph_node_data *g)
@@ -702,10 +665,6 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			on_graph_launch_begin(data);
 		else if (cbid == NT_SAN_CBID_GRAPHS_LAUNCH_END)
 			graph_end();
-		else if (cbid == NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED)
-			on_graph_exec_created(data);
-		else if (cbid == NT_SAN_CBID_GRAPHS_GRAPHEXEC_DESTROYING)
-			on_graph_exec_destroying(data);
 		break;
 	case NT_SAN_CB_DOMAIN_RESOURCE:
 		if (cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
@@ -748,7 +707,6 @@ static const uint32_t launch_calls[] = {
 
 static const uint32_t graph_calls[] = {
 	NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_END,
-	NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, NT_SAN_CBID_GRAPHS_GRAPHEXEC_DESTROYING,
 };
 
 static int san_start(const struct nt_config *cfg, struct nt_err *err)

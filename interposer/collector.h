@@ -69,10 +69,6 @@ void nt_collector_window_done(void);
  * trace's meta: patch (1) or unpatch (0), seconds. */
 void nt_collector_switched(int patch, double seconds);
 
-/* A graph exec made for launches from the device, or that launches
- * graphs from the device: launches blocks mode cannot see. */
-void nt_collector_device_graph_exec(void);
-
 /* A traced launch whose n records will appear in rec[] with tag.
  * release(cookie) is called (from the collector's thread) once the
  * records have been read, or the launch was abandoned.  Returns -1,

@@ -101,13 +101,6 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
  * none.  -1 when that failed (the kernel's data must then be none). */
 int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
 		       uint64_t gridid);
-/* A graph launch that handed out exec's tables has been queued on
- * stream: an event after it, for nt_san_nodes_destroyed. */
-void nt_san_nodes_launched(CUcontext ctx, CUgraphExec exec, CUstream stream);
-/* exec is being destroyed: its tables go, their device memory is freed
- * once the exec's last launch that handed one out is done (never waited
- * for: checked at later node launches and destroys). */
-void nt_san_nodes_destroyed(CUgraphExec exec);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
 /* A child after fork(). */

@@ -29,11 +29,8 @@
  * backend's graph_lock); the mutex guards the tables against
  * nt_san_nodes_forget and is not held while waiting for the stream.  A
  * table grows (doubles, half full at most) into a new block; the old one
- * may still be read by a launch on the GPU, so it is kept.  When the exec
- * is destroyed its blocks are freed once the last launch that handed out
- * one of its tables is done: an event recorded after each such launch,
- * queried (never waited for) at later node launches and destroys.  Else
- * they go with their context.
+ * may still be read by a launch on the GPU, so it is freed only with its
+ * context.
  */
 #include "san.h"
 
@@ -44,7 +41,6 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "gpu/cudrv.h"
 #include "kernels/blockrec.h"
 
 struct table_key {
@@ -55,7 +51,6 @@ struct table_key {
 /* A device block: the table's descriptor, then its entries. */
 struct block {
 	CUcontext ctx;
-	CUgraphExec exec;	/* NULL: its exec is gone, freed with ctx */
 	void *dev;
 	size_t size;
 	struct block *next;
@@ -73,30 +68,10 @@ struct table {
 	UT_hash_handle hh;
 };
 
-/* Per exec that handed out a table: an event recorded after each such
- * launch, so that once the exec is destroyed its blocks are freed when
- * its last one is done (nothing of ours waits for it). */
-struct exec_done {
-	CUgraphExec exec;
-	CUcontext ctx;
-	CUevent ev;		/* NULL: could not record; blocks kept */
-	UT_hash_handle hh;
-};
-
-/* A destroyed exec's blocks, freed when done has passed. */
-struct retired {
-	CUcontext ctx;
-	CUevent done;
-	struct block *blocks;
-	struct retired *next;
-};
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct table *tables;
 static struct block *blocks;	/* every device block made, for nt_san_nodes_forget */
 static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
-static struct exec_done *dones;
-static struct retired *retired;
 
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
@@ -125,8 +100,8 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 
 	*why = "out of memory";
 	if (bytes + size > (size_t)nt_san.cfg.graph_tables_mib << 20) {
-		*why = "graph node tables full (NUCATRACE_GRAPH_TABLES MiB; a destroyed graph exec's are "
-		       "freed once its last launch is done)";
+		*why = "graph node tables full (NUCATRACE_GRAPH_TABLES MiB; those of destroyed graph execs "
+		       "are kept until their context goes)";
 		return -1;
 	}
 	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(b = calloc(1, sizeof(*b))) ||
@@ -148,7 +123,6 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	t->bits = bits;
 	t->dev = dev;
 	b->ctx = t->ctx;
-	b->exec = t->key.exec;
 	b->dev = dev;
 	b->size = size;
 	b->next = blocks;
@@ -213,50 +187,6 @@ static int empty(struct table *t, nt_san_stream stream)
 	return 0;
 }
 
-/* Free the blocks of list (mutex held). */
-static void free_blocks(struct block *b)
-{
-	while (b) {
-		struct block *next = b->next;
-
-		nt_san.sanitizerFree(b->ctx, b->dev);
-		bytes -= b->size;
-		free(b);
-		b = next;
-	}
-}
-
-/* Destroyed execs' blocks whose last launch is done, freed (mutex
- * held).  A query that fails other than "not ready" leaves them to their
- * context. */
-static void reclaim(void)
-{
-	const struct nt_cuda *cu = nt_san_cuda();
-	struct retired **p = &retired;
-
-	while (*p) {
-		struct retired *r = *p;
-		CUresult q = cu ? cu->cuEventQuery(r->done) : CUDA_ERROR_NOT_READY;
-
-		if (q == CUDA_ERROR_NOT_READY) {
-			p = &r->next;
-			continue;
-		}
-		*p = r->next;
-		if (q == CUDA_SUCCESS) {
-			free_blocks(r->blocks);
-		} else {	/* back to the context's blocks, exec gone */
-			for (struct block *b = r->blocks, *next; b; b = next) {
-				next = b->next;
-				b->next = blocks;
-				blocks = b;
-			}
-		}
-		cu->cuEventDestroy(r->done);
-		free(r);
-	}
-}
-
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
 			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
 			     const char **why)
@@ -274,8 +204,6 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 		return NULL;
 	}
 	pthread_mutex_lock(&lock);
-	if (retired)
-		reclaim();
 	if (!(t = table_of(&k, ctx)))
 		goto out;
 	if (t->dev && t->launch != launch && t->live && !*synced) {
@@ -337,84 +265,10 @@ int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_s
 	return ret;
 }
 
-void nt_san_nodes_launched(CUcontext ctx, CUgraphExec exec, CUstream stream)
-{
-	const struct nt_cuda *cu = nt_san_cuda();
-	struct exec_done *d;
-
-	pthread_mutex_lock(&lock);
-	HASH_FIND_PTR(dones, &exec, d);
-	if (!d && (d = calloc(1, sizeof(*d)))) {
-		d->exec = exec;
-		d->ctx = ctx;
-		if (!cu || cu->cuEventCreate(&d->ev, CU_EVENT_DISABLE_TIMING))
-			d->ev = NULL;
-		HASH_ADD_PTR(dones, exec, d);
-	}
-	if (d && d->ev && cu->cuEventRecord(d->ev, stream)) {
-		cu->cuEventDestroy(d->ev);	/* its blocks stay with the context */
-		d->ev = NULL;
-	}
-	pthread_mutex_unlock(&lock);
-}
-
-void nt_san_nodes_destroyed(CUgraphExec exec)
-{
-	struct table *t, *tmp;
-	struct block **p = &blocks, *mine = NULL;
-	struct exec_done *d;
-	struct retired *r;
-
-	pthread_mutex_lock(&lock);
-	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.exec == exec) {
-			HASH_DEL(tables, t);
-			free(t->host);
-			free(t);
-		}
-	}
-	while (*p) {
-		struct block *b = *p;
-
-		if (b->exec == exec) {
-			*p = b->next;
-			b->next = mine;
-			mine = b;
-		} else {
-			p = &b->next;
-		}
-	}
-	HASH_FIND_PTR(dones, &exec, d);
-	if (d)
-		HASH_DEL(dones, d);
-	if (mine && d && d->ev && (r = calloc(1, sizeof(*r)))) {
-		r->ctx = d->ctx;
-		r->done = d->ev;
-		r->blocks = mine;
-		r->next = retired;
-		retired = r;
-	} else {
-		if (d && d->ev)
-			nt_san_cuda()->cuEventDestroy(d->ev);
-		for (struct block *b = mine, *next; b; b = next) {	/* with the context */
-			next = b->next;
-			b->exec = NULL;
-			b->next = blocks;
-			blocks = b;
-		}
-	}
-	free(d);
-	reclaim();
-	pthread_mutex_unlock(&lock);
-}
-
 void nt_san_nodes_forget(CUcontext ctx)
 {
-	const struct nt_cuda *cu = nt_san_cuda();
 	struct table *t, *tmp;
-	struct exec_done *d, *dtmp;
 	struct block **p = &blocks;
-	struct retired **rp = &retired;
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
@@ -422,26 +276,6 @@ void nt_san_nodes_forget(CUcontext ctx)
 			HASH_DEL(tables, t);
 			free(t->host);
 			free(t);
-		}
-	}
-	HASH_ITER(hh, dones, d, dtmp) {
-		if (d->ctx == ctx) {
-			HASH_DEL(dones, d);
-			if (d->ev)
-				cu->cuEventDestroy(d->ev);
-			free(d);
-		}
-	}
-	while (*rp) {
-		struct retired *r = *rp;
-
-		if (r->ctx == ctx) {
-			*rp = r->next;
-			free_blocks(r->blocks);
-			cu->cuEventDestroy(r->done);
-			free(r);
-		} else {
-			rp = &r->next;
 		}
 	}
 	while (*p) {

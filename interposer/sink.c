@@ -352,8 +352,6 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_seconds(s, "patch_s", run->patch_s);
 	set_u64(s, "unpatches", run->unpatches);
 	set_seconds(s, "unpatch_s", run->unpatch_s);
-	if (run->device_graph_execs)
-		set_u64(s, "device_graph_execs", run->device_graph_execs);
 }
 
 void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)

@@ -27,7 +27,6 @@ struct nt_run_counts {
 	struct nt_sampling_stats sampling;	/* blocks mode */
 	uint64_t patches, unpatches;
 	double patch_s, unpatch_s;		/* time spent switching modules */
-	uint64_t device_graph_execs;		/* graph execs with launches from the device */
 };
 
 /* Per kernel, what was written (summary.c prints them). */

@@ -69,10 +69,6 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->sampling.windows, run->sampling.windows == 1 ? "" : "s",
 				run->sampling.in_windows, run->sampling.window_s, run->patches, run->patch_s,
 				run->unpatches, run->unpatch_s, s->native);
-		if (run->device_graph_execs)
-			fprintf(f, "nucatrace: %" PRIu64 " graph exec%s launched from the device or launching "
-				   "graphs from it: those launches are not seen, nor their blocks recorded\n",
-				run->device_graph_execs, run->device_graph_execs == 1 ? "" : "s");
 	}
 	top_kernels(f, s);
 	if (s->missing_maps && s->missing_maps[0])

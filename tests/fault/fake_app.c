@@ -16,11 +16,8 @@
  *                       so that two nodes run one function, R times more
  *   fake_app graph-streams R  the graph of `graph`, launched R times on
  *                       two streams in turn
- *   fake_app graph-execs N [destroy]  N graph execs of three tiny kernel
- *                       nodes (one function twice), each launched once (and
- *                       destroyed right after, its launch still queued)
- *   fake_app device-graph R  a graph exec made for launches from the device,
- *                       launched R times from the host
+ *   fake_app graph-execs N  N graph execs of three tiny kernel nodes (one
+ *                       function twice), each launched once
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -73,8 +70,6 @@ int main(int argc, char **argv)
 	context_fn context;
 	module_fn module;
 	graph_fn graph;
-	void (*created)(long, int);
-	void (*destroy)(long);
 
 	if (!init || init(0)) {
 		fprintf(stderr, "fake_app: cannot initialise the fake driver '%s'\n", cuda ? cuda : "(unset)");
@@ -89,8 +84,6 @@ int main(int argc, char **argv)
 	module = (module_fn)sym(hs, "fakegpu_module");
 	launch = (launch_fn)sym(hs, "fakegpu_launch");
 	graph = (graph_fn)sym(hs, "fakegpu_graph");
-	created = (void (*)(long, int))sym(hs, "fakegpu_graph_created");
-	destroy = (void (*)(long))sym(hs, "fakegpu_graph_destroy");
 	context(1);
 	for (long m = 1; m <= 3; m++)
 		module(1, m);
@@ -127,22 +120,8 @@ int main(int argc, char **argv)
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
 		static const unsigned grids[] = { 2, 1, 1 }, blocks[] = { 32, 32, 32 };
 
-		int destroying = argc > 3 && !strcmp(argv[3], "destroy");
-
-		for (long e = 0; e < n && e < 4000; e++) {
-			created(10 + e, 0);
+		for (long e = 0; e < n && e < 4000; e++)
 			graph(1, 10 + e, 3, mods, funcs, nn, grids, blocks, 1);
-			if (destroying)
-				destroy(10 + e);
-		}
-	} else if (argc > 1 && !strcmp(argv[1], "device-graph")) {
-		static const long mods[] = { 1, 2 }, funcs[] = { 1, 3 };
-		static const char *const nn[] = { "_Z4gemmPfS_", "_Z7softmaxPf" };
-		static const unsigned grids[] = { 264, 64 }, blocks[] = { 128, 256 };
-
-		created(5, 1);
-		for (long r = 0; r < n; r++)
-			graph(1, 5, 2, mods, funcs, nn, grids, blocks, 1);
 	} else if (argc > 1 && !strcmp(argv[1], "graph-update")) {
 		static const long mods[] = { 1, 1, 2 }, before[] = { 1, 2, 3 }, after[] = { 1, 1, 3 };
 		static const char *const nb[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
@@ -163,7 +142,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-execs|graph-update|device-graph|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -4,12 +4,9 @@
  * capability 9.0, 60 MiB of L2): what the interposer asks of the driver
  * while the simulated GPU of fakesanitizer_gpu.c runs launches.  Without
  * FAKECUDA_GPU they fail like every other call of fakecuda.c.  Events
- * are 12.5 us apart, and done once the simulated GPU has run the graph
- * launches begun before they were recorded (it runs each late).
+ * are done as soon as they are recorded, 12.5 us apart.
  */
 #include <cuda.h>
-#include <dlfcn.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,45 +102,16 @@ CUresult cuEventCreate(CUevent *e, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-/* The simulated GPU's graph launches begun and run so far (both 0 when
- * no simulated GPU is loaded). */
-static void graph_counts(long *begun, long *ran)
-{
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
-	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	void (*counts)(long *, long *) = h ? (void (*)(long *, long *))dlsym(h, "fakegpu_graph_counts") : NULL;
-
-	*begun = *ran = 0;
-	if (counts)
-		counts(begun, ran);
-	if (h)
-		dlclose(h);
-}
-
-/* What each event waits for: the graph launches begun when recorded. */
-#define EVENTS 65536
-static long waits_for[EVENTS];
-
 CUresult cuEventRecord(CUevent e, CUstream s)
 {
-	long begun, ran;
-
-	(void)s;
-	if (!gpu())
-		return no();
-	graph_counts(&begun, &ran);
-	waits_for[(uintptr_t)e % EVENTS] = begun;
-	return CUDA_SUCCESS;
+	(void)e, (void)s;
+	return gpu() ? CUDA_SUCCESS : no();
 }
 
 CUresult cuEventQuery(CUevent e)
 {
-	long begun, ran;
-
-	if (!gpu())
-		return no();
-	graph_counts(&begun, &ran);
-	return ran >= waits_for[(uintptr_t)e % EVENTS] ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	(void)e;
+	return gpu() ? CUDA_SUCCESS : no();
 }
 
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)

@@ -46,8 +46,6 @@ static struct {
 	long blocks, beyond;
 	long allocs, frees;
 	long waits;		/* sanitizerStreamSynchronize calls */
-	long freed_in_use;	/* device blocks freed that a queued launch reads */
-	long graphs_begun, graphs_ran;
 	/* what the subscriber enabled: only those callbacks come, as on
 	 * the GPU (a domain's bit 1023 stands for all of it) */
 	unsigned char enabled[16][1024];
@@ -235,17 +233,11 @@ nt_san_result sanitizerAllocHost(CUcontext ctx, void **ptr, size_t size)
 	return sanitizerAlloc(ctx, ptr, size);
 }
 
-static int pending_reads(const void *ptr);
-
 nt_san_result sanitizerFree(CUcontext ctx, void *ptr)
 {
 	(void)ctx;
 	if (!gpu())
 		return no();
-	if (pending_reads(ptr)) {	/* a use after free to come: counted, kept */
-		__atomic_add_fetch(&g.freed_in_use, 1, __ATOMIC_RELAXED);
-		return NT_SAN_SUCCESS;
-	}
 	__atomic_add_fetch(&g.frees, 1, __ATOMIC_RELAXED);
 	free(ptr);
 	return NT_SAN_SUCCESS;
@@ -348,29 +340,7 @@ static struct {
 	const void *data[MAX_NODES];
 	unsigned long long gridid[MAX_NODES];
 	unsigned grids[MAX_NODES], blocks[MAX_NODES];
-	long seq;	/* its number among the graph launches begun */
 } pending;
-
-/* 1 when the held-back graph launch reads ptr as its node's data. */
-static int pending_reads(const void *ptr)
-{
-	int in_use = 0;
-
-	pthread_mutex_lock(&g.lock);
-	for (int i = 0; i < pending.n; i++)
-		in_use |= pending.data[i] == ptr;
-	pthread_mutex_unlock(&g.lock);
-	return in_use;
-}
-
-/* Graph launches begun (callbacks made) and run, for events (fakecuda_gpu.c). */
-__attribute__((visibility("default"))) void fakegpu_graph_counts(long *begun, long *ran)
-{
-	pthread_mutex_lock(&g.lock);
-	*begun = g.graphs_begun;
-	*ran = g.graphs_ran;
-	pthread_mutex_unlock(&g.lock);
-}
 
 static void run_pending(void)
 {
@@ -382,10 +352,6 @@ static void run_pending(void)
 	pthread_mutex_unlock(&g.lock);
 	for (int i = 0; i < p.n; i++)
 		run(p.mods[i], p.data[i], p.gridid[i], p.grids[i], p.blocks[i]);
-	pthread_mutex_lock(&g.lock);
-	if (p.seq > g.graphs_ran)
-		g.graphs_ran = p.seq;
-	pthread_mutex_unlock(&g.lock);
 }
 
 static void call(nt_san_domain domain, uint32_t cbid, const void *data)
@@ -478,7 +444,6 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 					       0 };
 	const void *data[MAX_NODES];
 	unsigned id;
-	long seq;
 
 	for (int i = 0; i < n && i < MAX_NODES; i++)
 		first_launch(funcs[i]);
@@ -486,7 +451,6 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, &gl);
 	pthread_mutex_lock(&g.lock);
 	id = g.launch_ids[id_of((void *)exec)]++;
-	seq = ++g.graphs_begun;
 	pthread_mutex_unlock(&g.lock);
 	for (int i = 0; i < n && i < MAX_NODES; i++) {
 		struct nt_san_graph_node_data nd;
@@ -522,25 +486,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		pending.blocks[i] = blocks[i];
 	}
 	pending.n = n < MAX_NODES ? n : MAX_NODES;
-	pending.seq = seq;
 	pthread_mutex_unlock(&g.lock);
-}
-
-/* cudaGraphInstantiate of exec: made for launches from the device
- * (device 1), or not. */
-__attribute__((visibility("default"))) void fakegpu_graph_created(long exec, int device)
-{
-	struct nt_san_graphexec_data d = { NULL, (CUgraphExec)exec, (uint32_t)device, 0, NULL };
-
-	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, &d);
-}
-
-/* cudaGraphExecDestroy of exec (its last launch may still be queued). */
-__attribute__((visibility("default"))) void fakegpu_graph_destroy(long exec)
-{
-	struct nt_san_graphexec_data d = { NULL, (CUgraphExec)exec, 0, 0, NULL };
-
-	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_DESTROYING, &d);
 }
 
 __attribute__((visibility("default"))) void fakegpu_stats(void)
@@ -551,6 +497,4 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	       "%ld stream waits\n",
 	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
 	       g.blocks, g.beyond, g.waits);
-	if (g.freed_in_use)
-		printf("fake gpu: %ld device blocks freed while a queued launch would read them\n", g.freed_in_use);
 }
