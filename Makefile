@@ -177,6 +177,11 @@ GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,\
 $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
+# Device-side launches (dynamic parallelism, device graph launch) need
+# relocatable device code and the device runtime.
+$(BUILD)/tests/gpu/graphs_device: tests/gpu/progs/graphs_device.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -rdc=true -gencode arch=compute_90,code=sm_90 -o $@ $< -lcudadevrt
 $(BUILD)/tests/gpu/blocks_shared: tests/gpu/progs/blocks.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=sm_90 -o $@ $<
