@@ -28,7 +28,8 @@ it.  What is timed:
   startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2]
-Environment: BUILD (build folder, default build).
+Environment: BUILD (build folder, default build).  Each run's numbers go to
+stderr as it ends, the table to stdout at the end of each workload.
 """
 import argparse
 import os
@@ -105,9 +106,13 @@ def main():
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         runs = {c: [] for c in configs}
-        for _ in range(a.reps):
+        for rep in range(a.reps):
             for c in configs:
                 runs[c].append(run_once(cmd, CONFIGS[c], metrics, out_dir))
+                # as it comes, on stderr: a run cut short by a time limit
+                # still says what it measured
+                print(f"{w} repetition {rep + 1} {c}: " +
+                      " ".join(f"{k}={v:.6g}" for k, v in runs[c][-1].items()), file=sys.stderr, flush=True)
         for m in ["program_s", *metrics]:
             med = {c: statistics.median(r[m] for r in runs[c]) for c in configs}
             cells = "  ".join(f"{c} {med[c]:.6g}" + (f" ({med[c] / med['bare']:.3f})" if c != "bare" else "")
