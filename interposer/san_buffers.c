@@ -51,8 +51,8 @@ static void slab_release(void *arg, struct nt_recslab_mem *m)
 
 /* A slab, zeroed, made with no lock held: the scratch must be in place
  * before a launch on any stream uses it, so the stream that zeroes it is
- * waited for (new slabs are rare: at context creation, and doubling
- * under load). */
+ * waited for (new slabs are rare: at a context's first traced launch,
+ * and doubling under load). */
 static int slab_alloc(CUcontext ctx, nt_san_stream stream, uint32_t slots, struct nt_recslab_mem *m)
 {
 	size_t scratch = (size_t)slots * sizeof(*m->scratch), rec = (size_t)slots * sizeof(*m->rec);

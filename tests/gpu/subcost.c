@@ -12,9 +12,10 @@
  *   graphs          the graphs domain's three launch callbacks
  *   res-N           the resource domain's callback N only (cbid N of
  *                   sanitizer_callbacks.h's Sanitizer_CallbackIdResource)
- *   ours            the four resource callbacks libnucatrace handles:
- *                   context created and destroyed, module loaded and
- *                   unloaded
+ *   ours            the four resource callbacks libnucatrace handled in
+ *                   session 11's run 2: context created and destroyed,
+ *                   module loaded and unloaded (it has left context
+ *                   created out since: that one cost the 3.5%)
  *
  * The triad with nothing patched ran 3.5% slower per launch under
  * libnucatrace's `none` (docs/results/2026-12-01-session9.md): running
