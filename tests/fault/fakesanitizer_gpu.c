@@ -46,9 +46,9 @@ static struct {
 	long blocks, beyond;
 	long allocs, frees;
 	long waits;		/* sanitizerStreamSynchronize calls */
-	/* what the subscriber enabled: only those callbacks come, as on
-	 * the GPU (a domain's bit 1023 stands for all of it) */
-	unsigned char enabled[16][1024];
+	/* what the subscriber enabled, whole domains and single
+	 * callbacks: only those come, as on the GPU */
+	unsigned char domain_on[16], callback_on[16][1024];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static _Thread_local struct {
@@ -129,7 +129,7 @@ nt_san_result sanitizerEnableDomain(uint32_t enable, nt_san_subscriber sub, nt_s
 		return no();
 	if ((unsigned)domain >= 16)
 		return (nt_san_result)1;	/* SANITIZER_ERROR_INVALID_PARAMETER */
-	g.enabled[domain][1023] = enable != 0;
+	g.domain_on[domain] = enable != 0;
 	return NT_SAN_SUCCESS;
 }
 
@@ -139,9 +139,9 @@ nt_san_result sanitizerEnableCallback(uint32_t enable, nt_san_subscriber sub, nt
 	(void)sub;
 	if (!gpu())
 		return no();
-	if ((unsigned)domain >= 16 || cbid >= 1023)
+	if ((unsigned)domain >= 16 || cbid >= 1024)
 		return (nt_san_result)1;	/* SANITIZER_ERROR_INVALID_PARAMETER */
-	g.enabled[domain][cbid] = enable != 0;
+	g.callback_on[domain][cbid] = enable != 0;
 	return NT_SAN_SUCCESS;
 }
 
@@ -356,7 +356,7 @@ static void run_pending(void)
 
 static void call(nt_san_domain domain, uint32_t cbid, const void *data)
 {
-	if (g.cb && (unsigned)domain < 16 && cbid < 1023 && (g.enabled[domain][cbid] || g.enabled[domain][1023]))
+	if (g.cb && (unsigned)domain < 16 && cbid < 1024 && (g.domain_on[domain] || g.callback_on[domain][cbid]))
 		g.cb(g.userdata, domain, cbid, data);
 }
 

@@ -51,7 +51,8 @@ for launch, *config in rows:
         drop.append((launch,))
 if max_blocks is not None:
     big = {r[0] for r in db.execute("select launch from blocks group by launch having count(*) > ?", (max_blocks,))}
-    drop += [(launch,) for launch, *_ in rows if launch in big and (launch,) not in drop]
+    dropped = {d[0] for d in drop}
+    drop += [(launch,) for launch, *_ in rows if launch in big and launch not in dropped]
 db.executemany("delete from blocks where launch = ?", drop)
 db.executemany("delete from launches where launch = ?", drop)
 if replay is not None:
