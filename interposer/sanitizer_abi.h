@@ -30,7 +30,11 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CB_DOMAIN_GRAPHS 10
 
 /* Sanitizer_CallbackIdGraphs */
+#define NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATING 1
+#define NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED 2
+#define NT_SAN_CBID_GRAPHS_GRAPHEXEC_DESTROYING 3
 #define NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN 4
+#define NT_SAN_CBID_GRAPHS_NODE_LAUNCH_END 5
 #define NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN 6
 #define NT_SAN_CBID_GRAPHS_LAUNCH_END 7
 
@@ -133,6 +137,16 @@ struct nt_san_graph_launch_data {
 	nt_san_stream hStream;
 	CUgraphExec graphExec;
 	uint32_t isGraphUpload;
+};
+
+/* Sanitizer_GraphExecData: a graph exec being made, made
+ * (GRAPHEXEC_CREATING, _CREATED); tests/gpu/graphlog.c only */
+struct nt_san_graphexec_data {
+	CUgraph graph;
+	CUgraphExec graphExec;
+	uint32_t isDeviceLaunch;		/* it may be launched from the device */
+	uint32_t containsDeviceGraphLaunches;	/* its kernels may launch graphs */
+	CUcontext deviceGraphLaunchesContext;
 };
 
 #endif

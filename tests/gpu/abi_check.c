@@ -76,6 +76,17 @@ FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, cubinSize);
 FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, pCubin);
 FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, library);
 
+SAME(SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATING, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATING);
+SAME(SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED);
+SAME(SANITIZER_CBID_GRAPHS_GRAPHEXEC_DESTROYING, NT_SAN_CBID_GRAPHS_GRAPHEXEC_DESTROYING);
+SAME(SANITIZER_CBID_GRAPHS_NODE_LAUNCH_END, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_END);
+SAME(sizeof(Sanitizer_GraphExecData), sizeof(struct nt_san_graphexec_data));
+FIELD(Sanitizer_GraphExecData, nt_san_graphexec_data, graph);
+FIELD(Sanitizer_GraphExecData, nt_san_graphexec_data, graphExec);
+FIELD(Sanitizer_GraphExecData, nt_san_graphexec_data, isDeviceLaunch);
+FIELD(Sanitizer_GraphExecData, nt_san_graphexec_data, containsDeviceGraphLaunches);
+FIELD(Sanitizer_GraphExecData, nt_san_graphexec_data, deviceGraphLaunchesContext);
+
 SAME(sizeof(Sanitizer_LaunchData), sizeof(struct nt_san_launch_data));
 #define LAUNCH(f) FIELD(Sanitizer_LaunchData, nt_san_launch_data, f);
 LAUNCH(context) LAUNCH(stream) LAUNCH(hStream) LAUNCH(module) LAUNCH(function)

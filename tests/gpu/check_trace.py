@@ -43,7 +43,7 @@ for launch, dev, grid, threads, blocks, t0, t1 in launches:
 # a graph's kernel nodes are not launch calls: theirs is not known.
 occ = db.execute("select count(*), sum(dyn_smem is not null), sum(max_blocks_per_sm > 0)"
                  " from launches where traced = 1 and graph is null").fetchone()
-if not smem_may_be_unknown and (occ[1] != occ[0] or occ[2] != occ[0]):
+if occ[0] and not smem_may_be_unknown and (occ[1] != occ[0] or occ[2] != occ[0]):
     bad += 1
     print(f"dynamic shared memory known for {occ[1]}, occupancy for {occ[2]} of {occ[0]} launches")
 # Static attributes come from the modules' cubins: a kernel of ours has them.

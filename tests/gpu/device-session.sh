@@ -49,7 +49,7 @@ step() {	# step NAME COMMAND...: log to $OUT/NAME.log, time it
 while [ $# -gt 0 ]; do
 	case $1 in
 	test-gpu) step calibrate-checks env NUCATRACE="$NT" tests/gpu/run.sh
-		step interposer-checks env BUILD="$B" tests/gpu/interposer.sh /tmp/interposer ;;
+		step interposer-checks env BUILD="$B" CHECK_LIMIT="${CHECK_LIMIT:-300}" tests/gpu/interposer.sh /tmp/interposer ;;
 	demo) step demo sh -c "'$NT' calibrate --quiet && '$NT' map show && rm -rf '$OUT/demo' && mkdir -p '$OUT/demo' &&
 		'$NT' run --sample all --output-dir '$OUT/demo' -- '$B/tests/gpu/bench' chase 20 &&
 		'$NT' report --html '$OUT/demo/report.html' '$OUT'/demo/*.sqlite" ;;

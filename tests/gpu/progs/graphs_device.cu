@@ -12,7 +12,9 @@
 //              body kernel runs 5 times per launch, launched R times
 // Prints, per part, the launches the host made of each kernel and those
 // made on the device, then a checksum (the same with and without tracing).
-// Built with -rdc=true and cudadevrt (the Makefile).
+// Built with -rdc=true and cudadevrt (the Makefile), and once more without
+// (graphs_nordc: execs and while only), to tell a module linked with the
+// device runtime from the graph patterns themselves.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +38,7 @@ __global__ void dev_work(float *x)
 	x[blockIdx.x * blockDim.x + threadIdx.x] += 2.0f;
 }
 
+#ifdef __CUDACC_RDC__
 __global__ void dev_launcher(cudaGraphExec_t g)
 {
 	if (threadIdx.x == 0)
@@ -55,6 +58,7 @@ __global__ void cdp_parent(float *x, int depth)
 			cdp_parent<<<2, 32>>>(x, depth - 1);
 	}
 }
+#endif
 
 __global__ void while_init(int *left)
 {
@@ -90,6 +94,7 @@ static void part_execs(int n, cudaStream_t s)
 	printf("execs: host node launches node_a %d node_b %d\n", n, n);
 }
 
+#ifdef __CUDACC_RDC__
 static void part_device(int r, cudaStream_t s)
 {
 	cudaGraph_t dg, hg;
@@ -121,6 +126,21 @@ static void part_cdp(int r, cudaStream_t s)
 	// per host launch: 8 + 2 blocks launch children, one more parent grid
 	printf("cdp: host launches cdp_parent %d; device launches cdp_parent %d cdp_child %d\n", r, r, 10 * r);
 }
+#else
+static void part_device(int r, cudaStream_t s)
+{
+	(void)r, (void)s;
+	fprintf(stderr, "graphs_device: 'device' needs a build with -rdc=true\n");
+	exit(2);
+}
+
+static void part_cdp(int r, cudaStream_t s)
+{
+	(void)r, (void)s;
+	fprintf(stderr, "graphs_device: 'cdp' needs a build with -rdc=true\n");
+	exit(2);
+}
+#endif
 
 static void part_while(int r, cudaStream_t s)
 {
