@@ -127,10 +127,14 @@ $(BUILD)/tests/test_config: $(BUILD)/interposer/config.o
 $(BUILD)/tests/test_inflight: $(BUILD)/interposer/inflight.o
 
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
-TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin
+TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin \
+               $(BUILD)/tests/kernels_cdp_sm90.cubin
 $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=sm_$* -o $@ $<
+$(BUILD)/tests/kernels_cdp_sm90.cubin: tests/unit/cubins/cdp.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -rdc=true -arch=sm_90 -o $@ $<
 
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
@@ -173,7 +177,7 @@ test-html: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace
 # (validate.cu is built on its own, below, for more GPUs.)
 GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,\
                  $(filter-out tests/gpu/progs/validate.cu,$(wildcard tests/gpu/progs/*.cu))) \
-             $(BUILD)/tests/gpu/blocks_shared $(BUILD)/tests/gpu/drvapi
+             $(BUILD)/tests/gpu/blocks_shared $(BUILD)/tests/gpu/drvapi $(BUILD)/tests/gpu/graphs_nordc
 $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
@@ -182,6 +186,9 @@ $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 $(BUILD)/tests/gpu/graphs_device: tests/gpu/progs/graphs_device.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -rdc=true -gencode arch=compute_90,code=sm_90 -o $@ $< -lcudadevrt
+$(BUILD)/tests/gpu/graphs_nordc: tests/gpu/progs/graphs_device.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
 $(BUILD)/tests/gpu/blocks_shared: tests/gpu/progs/blocks.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=sm_90 -o $@ $<
@@ -201,13 +208,20 @@ $(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c interposer/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
+# The same, printing every graphs callback (exec handles, launch ids, grid
+# ids): what the interposer's graph handling rests on.
+$(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c interposer/sanitizer_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
+
 # LD_PRELOAD it beside libnucatrace.so; kill -USR2 writes every thread's
 # stack (for hung GPU checks: the device has no debugger).
 $(BUILD)/tests/gpu/stackdump.so: tests/gpu/stackdump.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
-test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(BUILD)/tests/gpu/subcost.so
+test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(BUILD)/tests/gpu/subcost.so \
+		$(BUILD)/tests/gpu/graphlog.so
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 	@BUILD=$(BUILD) tests/gpu/validate.sh

@@ -7,20 +7,25 @@
  * program's own code.
  *
  * Per launch (these callbacks, on the program's thread):
- *   LAUNCH_BEGIN   counts and samples it; a traced launch gets its module
- *                  patched, a run of record buffer (san_buffers.c) and its
- *                  descriptor as per-launch data; an untraced launch of a
- *                  patched module gets no data; an untraced launch of a
- *                  traced configuration may be timed natively (san_native.c)
- *   LAUNCH_END     the launch is queued: no longer in flight; a window
- *                  closed meanwhile is closed now if it may be
+ *   driver API ENTER (cuLaunchKernel and its kin, before the driver's
+ *                  locks): modules asked for are patched, a window closed
+ *                  meanwhile is closed, events for native timing are made
+ *   LAUNCH_BEGIN   counts and samples it; a traced launch whose module is
+ *                  patched gets a run of record buffer (san_buffers.c) and
+ *                  its descriptor as per-launch data (else it asks for its
+ *                  module and is dropped); an untraced launch of a patched
+ *                  module gets no data; an untraced launch of a traced
+ *                  configuration may be timed natively (san_native.c)
+ *   LAUNCH_END     the launch is queued: no longer in flight
  * Per graph launch: GRAPHS LAUNCH_BEGIN, then NODE_LAUNCH_BEGIN for each
  * kernel node (sampled as a launch; a traced node's descriptor is filed
  * in its exec and kernel's table, san_nodes.c, which becomes the kernel's
  * per-function data, taken by all its nodes when the graph is queued),
  * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
  * meanwhile is closed at the next plain launch: a program that only
- * launches graphs keeps its modules as they are).
+ * launches graphs keeps its modules as they are).  An untraced kernel node
+ * of a patched module gets NULL data (node_without_data); a module that
+ * launches from the device is never patched (san_modules.c).
  *
  * No callback ever waits for another thread (the driver may hold its own
  * locks while it calls us): a window closes only when no other launch is
@@ -32,14 +37,19 @@
  * ever on a lock that launch held, in one thread as in eight; switching
  * from a thread of our own while the program launched ran kernels into
  * "illegal instruction" and lost traced launches' records
- * (docs/results/2026-12-01-session9.md).  So the patches are added to a
+ * (docs/results/2026-12-01-session9.md); and sanitizerPatchModule in the
+ * launch callback of a kernel launched before waited for ever as well,
+ * for a driver lock the launch held, in PyTorch's optimizer step on a
+ * stream of its own (session 12, run 5).  So the patches are added to a
  * context as its modules load, modules are patched as they load while
  * the policy traces from the first launch (nt_sampling_from_start), and
- * otherwise a switch happens only in the callbacks of a plain launch (not
- * a graph launch's: there patching hung too) of a kernel launched before
- * (loaded): a kernel's first launch in the process is never traced unless
- * its module was patched as it loaded.  And only while one thread at a
- * time uses CUDA: with other threads in the driver a switch in a launch
+ * otherwise every switch happens at a plain launch's entry into the
+ * driver (its driver API callback, before the launch callbacks):
+ * switch_before_launch() patches the modules earlier traced launches
+ * asked for (those launches are dropped: the first launch of a module's
+ * kernels in a window is not traced) and closes windows.  Never in a
+ * graph launch (there patching hung too).  And only while one thread at
+ * a time uses CUDA: with other threads in the driver a switch in a launch
  * callback hung (8 threads x 4 streams: the launch held the driver's lock
  * and wanted the sanitizer's, another thread the other way round), so a
  * switch waits until no other thread was seen in a callback for
@@ -80,13 +90,14 @@
 /* What this thread is doing inside the driver. */
 static _Thread_local struct {
 	int launch;		/* a plain launch between begin and end */
-	int loaded;		/* ... of a kernel launched before: may switch */
 	int closing;		/* ... or graph launch, begun during a switch */
 	int native;		/* ... timed natively */
 	CUstream stream;
 	int graph;		/* a graph launch between begin and end */
 	int graph_lock;		/* ... holding graph_lock: its nodes may trace */
 	int graph_upload;
+	int conditional;	/* ... a conditional node seen in it */
+	int exec_seen;		/* ... its exec's launch id noted */
 	CUfunction *data;	/* functions given per-function data in it */
 	int n_data, cap_data;
 	CUgraphExec exec;	/* the graph launch's */
@@ -111,14 +122,13 @@ static void seen_thread(void)
 		__atomic_store_n(&other_at, (int64_t)(nt_now_s() * 1e9), __ATOMIC_RELAXED);
 }
 
-/* 1 when this thread may switch modules: its launch's kernel is loaded,
- * and no other thread has called us lately. */
-static int may_switch(void)
+/* 1 when no other thread has called us lately. */
+static int threads_quiet(void)
 {
-	return tl.loaded && !tl.graph &&
-	       (__atomic_load_n(&n_tids, __ATOMIC_RELAXED) == 1 ||
-		nt_now_s() * 1e9 - (double)__atomic_load_n(&other_at, __ATOMIC_RELAXED) >= QUIET_S * 1e9);
+	return __atomic_load_n(&n_tids, __ATOMIC_RELAXED) == 1 ||
+	       nt_now_s() * 1e9 - (double)__atomic_load_n(&other_at, __ATOMIC_RELAXED) >= QUIET_S * 1e9;
 }
+
 
 /* The dynamic shared memory of the launch this thread is making: the
  * driver API callback (entry of cuLaunchKernel & co.) comes just before
@@ -136,61 +146,16 @@ struct graph_id {
 	int64_t id;
 	nt_san_stream stream;
 	int launched;		/* stream is set */
+	uint32_t last_launch;	/* an exec's: its last launch id ... */
+	int seen;		/* ... when it has one */
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
 
-/* Kernels launched at least once (so loaded), by CUfunction, with their
- * module: an open addressing set filled with atomics; when a module
- * unloads its functions' slots become GONE (never reused: a handle that
- * comes back for a new module's kernel must not look loaded).  When the
- * probes find no room a kernel never counts as loaded (never switched
- * for). */
-#define LOADED_SLOTS (1u << 16)
-#define GONE ((CUfunction)(uintptr_t)1)
-static struct {
-	CUfunction f;
-	CUmodule mod;
-} loaded[LOADED_SLOTS];
-
-/* 1 when f (of mod) was launched before; notes that it is now. */
-static int launched_before(CUfunction f, CUmodule mod)
-{
-	uintptr_t h = (uintptr_t)f;
-
-	h ^= h >> 17;
-	h *= 0x9e3779b97f4a7c15u;
-	for (unsigned i = 0, k = (unsigned)(h >> 40) & (LOADED_SLOTS - 1); i < 64;
-	     i++, k = (k + 1) & (LOADED_SLOTS - 1)) {
-		CUfunction cur = __atomic_load_n(&loaded[k].f, __ATOMIC_ACQUIRE), none = NULL;
-
-		if (cur == f)
-			return 1;
-		if (cur)
-			continue;
-		if (__atomic_compare_exchange_n(&loaded[k].f, &none, f, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&loaded[k].mod, mod, __ATOMIC_RELAXED);
-			return 0;
-		}
-		if (none == f)
-			return 1;
-	}
-	return 0;
-}
-
-/* mod unloads: its kernels are no longer loaded. */
-static void unloaded(CUmodule mod)
-{
-	for (unsigned k = 0; k < LOADED_SLOTS; k++) {
-		CUfunction cur = __atomic_load_n(&loaded[k].f, __ATOMIC_ACQUIRE);
-
-		if (cur && cur != GONE && __atomic_load_n(&loaded[k].mod, __ATOMIC_RELAXED) == mod)
-			__atomic_store_n(&loaded[k].f, GONE, __ATOMIC_RELEASE);
-	}
-}
-
 /* handle's entry in table, made when missing (nt_san.lock held); NULL
  * when out of memory. */
+static int64_t next_exec_id, next_node_id;
+
 static struct graph_id *graph_id_get(struct graph_id **table, const void *handle)
 {
 	struct graph_id *g;
@@ -198,10 +163,38 @@ static struct graph_id *graph_id_get(struct graph_id **table, const void *handle
 	HASH_FIND_PTR(*table, &handle, g);
 	if (!g && (g = calloc(1, sizeof(*g)))) {
 		g->handle = handle;
-		g->id = HASH_COUNT(*table);
+		g->id = table == &graph_execs ? next_exec_id++ : next_node_id++;
 		HASH_ADD_PTR(*table, handle, g);
 	}
 	return g;
+}
+
+/* The first node callback of a graph launch of exec, its launch id
+ * `launch`.  An exec's launch ids grow from 1 (0: its upload), so one
+ * that does not grow means a new exec with the handle of a destroyed one
+ * (on the H200 each exec of graphs_device.cu's `execs` part, made,
+ * launched once and destroyed, had launch id 1): it gets a graph number
+ * of its own, and the old one's node tables go (san_nodes.c; else the new
+ * exec's nodes found a table that had been handed out "in this launch"
+ * and recorded nothing). */
+static void exec_launch(CUgraphExec exec, uint32_t launch)
+{
+	struct graph_id *g;
+	int reused = 0;
+
+	pthread_mutex_lock(&nt_san.lock);
+	if ((g = graph_id_get(&graph_execs, exec))) {
+		reused = g->seen && launch <= g->last_launch;
+		if (reused) {
+			g->id = next_exec_id++;
+			g->launched = 0;
+		}
+		g->last_launch = launch;
+		g->seen = 1;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+	if (reused)
+		nt_san_nodes_forget_exec(exec);
 }
 
 static int64_t id_of(struct graph_id **table, const void *handle)
@@ -253,13 +246,14 @@ static void switch_end(void)
 	nt_inflight_closed(&inflight);
 }
 
-/* Close the window sampling closed, now if no other launch is in flight
- * (mine: 1 when the caller's own launch is), else at a later launch. */
-static void try_close(int mine)
+/* Close the window sampling closed, if no launch is in flight: at a
+ * launch's entry into the driver (switch_before_launch), never inside a
+ * launch's callbacks. */
+static void try_close(void)
 {
 	int closed;
 
-	if (!may_switch() || !nt_inflight_try_close(&inflight, mine))
+	if (!nt_inflight_try_close(&inflight, 0))
 		return;
 	if (!switch_begin()) {
 		/* our own thread is in the driver: at a later launch */
@@ -275,26 +269,37 @@ static void try_close(int mine)
 }
 
 /* Make sure mod is patched (the caller's launch in flight); the reason
- * it is not, or NULL. */
+ * it is not, or NULL.  A plain launch does not patch it in its own
+ * callback: there sanitizerPatchModule waited for a driver lock that the
+ * launch held, for ever (PyTorch's optimizer step on a stream of its own,
+ * session 12, run 5).  It asks for it instead, and switch_before_launch()
+ * patches it as the next launch enters the driver, before its locks. */
 static const char *patch(CUmodule mod)
 {
-	const char *why = NULL;
-
 	if (module_patched(mod))
 		return NULL;
 	if (tl.graph)
 		return "its module was not instrumented (a graph launch cannot switch modules)";
-	if (!tl.loaded)
-		return "the kernel's first launch (its module is instrumented at a later launch)";
-	if (!may_switch())
-		return "other threads were using CUDA (modules are switched while one thread does)";
-	if (!nt_inflight_try_switch(&inflight, 1))
-		return "other threads' launches were in flight: the module is patched at a launch alone";
+	pthread_mutex_lock(&nt_san.lock);
+	nt_san_want(mod);
+	pthread_mutex_unlock(&nt_san.lock);
+	return "its module is instrumented before a later launch (modules are patched outside launches)";
+}
+
+/* At a launch's entry into the driver (its API callback, before the
+ * launch callbacks): the modules traced launches asked for, when this
+ * thread is the only one using CUDA lately and no launch is in flight. */
+static void switch_before_launch(void)
+{
+	if (tl.graph || tl.launch || !threads_quiet())
+		return;
+	try_close();
+	if (!nt_san_any_wanted() || !nt_inflight_try_switch(&inflight, 0))
+		return;
 	if (!switch_begin())
-		return "nucatrace's own thread was in the driver (the module is patched at a later launch)";
-	nt_san_patch(mod, &why);
+		return;
+	nt_san_patch_wanted();
 	switch_end();
-	return why;
 }
 
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)
@@ -318,6 +323,8 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 
 	if (d->callbackSite != NT_SAN_API_ENTER || !p)
 		return;
+	switch_before_launch();
+	nt_san_native_prepare();
 	switch (cbid) {
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
 		pending_dyn_smem = ((const cuLaunchKernel_params *)p)->sharedMemBytes;
@@ -377,7 +384,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 		return "grid larger than 2^32 blocks";
 	if ((why = patch(d->module)))
 		return why;
-	if (!(h = nt_san_take(d->context, stream, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
+	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
 			      l->grid[0], l->grid[1], &why)))
 		return why;
 	rec = nt_san_hold_records(h, &tag);
@@ -417,7 +424,6 @@ static void end_launch(void)
 		return;
 	tl.launch = 0;
 	nt_inflight_leave(&inflight);
-	try_close(0);
 }
 
 static void on_launch_begin(const struct nt_san_launch_data *d)
@@ -429,7 +435,6 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 
 	if (graph_node(d))
 		return;
-	tl.loaded = 0;	/* a last launch with no end must not switch in this one */
 	end_launch();
 	if (nt_collector_exhausted() && !any_patched()) {
 		nt_collector_count();
@@ -437,7 +442,6 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		return;
 	}
 	tl.launch = 1;
-	tl.loaded = launched_before(d->function, d->module);
 	tl.closing = nt_inflight_enter(&inflight);
 	launch_info(d, &l);
 	flags = nt_collector_sample(&l, &seq);
@@ -449,7 +453,6 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 			nt_collector_dropped(seq, &l, "another thread was patching or unpatching modules");
 		return;
 	}
-	try_close(1);
 	if (flags & NT_SAMPLE_TRACE) {
 		why = captured(d);
 		if (!why)
@@ -555,11 +558,12 @@ static int exec_moved(CUgraphExec exec, nt_san_stream stream)
 
 static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 {
-	tl.loaded = 0;	/* a last launch with no end must not switch in this one */
 	end_launch();
 	if (tl.graph)	/* the last one never ended */
 		graph_end();
 	tl.graph_upload = g->isGraphUpload != 0;
+	tl.conditional = 0;
+	tl.exec_seen = 0;
 	if (nt_collector_exhausted() && !any_patched())
 		return;
 	tl.graph = 1;
@@ -573,6 +577,28 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph_lock = !tl.closing && !pthread_mutex_trylock(&graph_lock);
 }
 
+/* A kernel node not traced while a module is patched: its patched code
+ * must find no data, and a node's data is not NULL unless set so (with
+ * none set, the H200 handed graphs.cu's nodes a pointer that faulted,
+ * "misaligned address": session 12, run 4).  The kernel's per-function
+ * data, unless another node of it was given a table in this graph launch
+ * (whose entries do not name this node: san_nodes.c), and only by the
+ * thread that traces graphs (graph_lock); else this launch's data, which
+ * fixed the fault as well. */
+static void node_without_data(const struct nt_san_launch_data *d)
+{
+	int given = 0;
+
+	for (int i = 0; i < tl.n_data; i++)
+		given |= tl.data[i] == d->function;
+	if (tl.graph_lock) {
+		if (!given)
+			nt_san.sanitizerSetCallbackData(d->function, NULL);
+	} else {
+		nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
+	}
+}
+
 static void on_graph_node(const struct nt_san_graph_node_data *g)
 {
 	const struct nt_san_launch_data *d = &g->launchData;
@@ -581,16 +607,23 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	uint64_t seq;
 	int flags;
 
-	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL || g->isGraphUpload || tl.graph_upload)
+	if (g->isGraphUpload || tl.graph_upload)
+		return;
+	if (g->nodeType == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		tl.conditional = 1;
+	if (g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL)
 		return;
 	if (!tl.graph) {
 		nt_collector_count();
 		return;
 	}
+	if (!tl.exec_seen) {
+		exec_launch(g->graphExec, g->launchId);
+		tl.exec_seen = 1;
+	}
 	launch_info(d, &l);
 	l.dyn_smem = -1;
 	l.graph = id_of(&graph_execs, g->graphExec);
-	tl.loaded = launched_before(d->function, d->module);
 	tl.exec = g->graphExec;
 	tl.launch_id = g->launchId;
 	l.graph_node = id_of(&graph_nodes, g->node);
@@ -605,21 +638,30 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		return;
 	}
 	if (flags & NT_SAMPLE_TRACE) {
-		why = tl.graph_lock ? NULL : "another thread's graph launch was being traced";
+		/* A conditional node's body has one node callback per graph
+		 * launch and runs 0 or many times (a while loop: 5 runs,
+		 * one record each, session 12's run 2); its nodes come
+		 * after the conditional node's callback, so every kernel
+		 * node after one does without. */
+		why = tl.conditional ? "a kernel node after a conditional node in its graph launch (a conditional "
+				       "body runs 0 or many times per launch: their records would mix)"
+		    : tl.graph_lock ? NULL : "another thread's graph launch was being traced";
 		if (!why)
 			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)
 			nt_collector_dropped(seq, &l, why);
 	}
-	/* A node not traced does nothing: its kernel has no data in this
-	 * launch, or a table with no entry for it (san_nodes.c). */
+	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched())
+		node_without_data(d);
 }
 
 static void on_module(const struct nt_san_module_data *d)
 {
-	nt_kattrs_add_module(d->pCubin, d->cubinSize);
+	int device_launches;
+
+	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches);
 	pthread_mutex_lock(&nt_san.lock);
-	nt_san_module_loaded(d->context, d->module);
+	nt_san_module_loaded(d->context, d->module, device_launches);
 	pthread_mutex_unlock(&nt_san.lock);
 	if (nt_collector_exhausted())
 		return;
@@ -639,7 +681,6 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_unloading(d->module);
 	pthread_mutex_unlock(&nt_san.lock);
-	unloaded(d->module);
 }
 
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)

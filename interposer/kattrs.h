@@ -15,8 +15,10 @@
 #include "trace/cubin.h"
 
 /* 0, or -1 when the image is not a cubin we can read (not an error for
- * the program: its kernels just get no attributes). */
-int nt_kattrs_add_module(const void *image, size_t size);
+ * the program: its kernels just get no attributes).  *device_launches:
+ * 1 when the cubin launches grids from the device (nt_cubin_device_launches),
+ * else 0 (also when unreadable). */
+int nt_kattrs_add_module(const void *image, size_t size, int *device_launches);
 
 /* Copy the attributes of `mangled` to *out (out->name is NULL); 0, or
  * -1 when unknown. */

@@ -54,7 +54,7 @@ void nt_san_bind_cuda(void);
 const struct nt_cuda *nt_san_cuda(void);
 
 /* san_modules.c: with nt_san.lock held unless said otherwise. */
-void nt_san_module_loaded(CUcontext ctx, CUmodule mod);
+void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches);
 /* At a module's load (nt_san.lock not held): the block callbacks into
  * its context, once. */
 void nt_san_context_patches(CUcontext ctx);
@@ -63,24 +63,31 @@ void nt_san_context_forget(CUcontext ctx);
 void nt_san_module_unloading(CUmodule mod);
 int nt_san_module_patched(CUmodule mod);
 int nt_san_any_patched(void);
-/* Patch mod (nt_san.lock not held; in its module callback, or in a
- * launch callback of a kernel launched before, with no other launch in
- * flight): 0, or -1 with the reason in *why. */
+/* Patch mod (nt_san.lock not held; in its module callback, or at a
+ * launch's entry into the driver with no launch in flight, never in a
+ * launch's callbacks): 0, or -1 with the reason in *why. */
 int nt_san_patch(CUmodule mod, const char **why);
-/* Unpatch every patched module (in a launch callback of a kernel
- * launched before, no other launch in flight); the time goes to the
- * collector.  -1 (nothing done) while a module is being patched. */
+/* A module a traced launch needed (nt_san.lock held), patched by
+ * nt_san_patch_wanted() before a later launch, outside the launch's
+ * callbacks (nt_san.lock not held). */
+void nt_san_want(CUmodule mod);
+int nt_san_any_wanted(void);
+void nt_san_patch_wanted(void);
+/* Unpatch every patched module (at a launch's entry into the driver, no
+ * launch in flight); the time goes to the collector.  -1 (nothing done)
+ * while a module is being patched. */
 int nt_san_unpatch_all(void);
 
 
 /* san_buffers.c */
 void nt_san_context_destroyed(CUcontext ctx);
 /* A record run for a traced launch of `blocks` blocks on ctx, its
- * descriptor copied on stream: may wait up to nt_san.cfg.wait_s for
- * room (nt_san.lock not held).  The hold for nt_collector_traced(), or
- * NULL with the reason in *why. */
-struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,
-				uint32_t grid_x, uint32_t grid_y, const char **why);
+ * descriptor (naming the launch's grid id, kernels/blockrec.h) copied on
+ * stream: may wait up to nt_san.cfg.wait_s for room (nt_san.lock not
+ * held).  The hold for nt_collector_traced(), or NULL with the reason in
+ * *why. */
+struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, const char **why);
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
@@ -103,6 +110,10 @@ int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_s
 		       uint64_t gridid);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
+/* exec's handle now names another exec: the old one's tables go (their
+ * device memory stays until the context goes: its last launch may still
+ * read them). */
+void nt_san_nodes_forget_exec(CUgraphExec exec);
 /* A child after fork(). */
 void nt_san_nodes_reset(void);
 
@@ -112,5 +123,8 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f);
  * event was recorded before it (finish with nt_san_native_end). */
 int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream stream, uint64_t seq);
 void nt_san_native_end(CUstream stream);
+/* At a launch's entry into the driver, before its locks: makes the
+ * events native timing will need (none are made in launch callbacks). */
+void nt_san_native_prepare(void);
 
 #endif

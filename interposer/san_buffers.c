@@ -143,9 +143,10 @@ void nt_san_context_destroyed(CUcontext ctx)
 	nt_recpool_free(pool, slab_release, ctx);
 }
 
-static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint32_t threads,
+static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint64_t grid, uint32_t threads,
 		      uint32_t grid_x, uint32_t grid_y, unsigned tag)
 {
+	d->grid = grid;
 	d->scratch = run->scratch;
 	d->rec = run->rec;
 	d->threads = threads;
@@ -157,8 +158,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 	d->nodes = NULL;
 }
 
-struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t threads,
-				uint32_t grid_x, uint32_t grid_y, const char **why)
+struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, const char **why)
 {
 	double deadline = nt_now_s() + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
@@ -186,7 +187,7 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint32_t bl
 		nt_warn("cannot allocate block record buffers; launches that need more are dropped");
 		*why = "cannot allocate block record buffers";
 	} else {
-		fill_desc(&desc, &h->run, threads, grid_x, grid_y, h->tag);
+		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag);
 		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
 			return h;
 		*why = "cannot pass the record buffer to the launch";

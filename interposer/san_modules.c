@@ -24,6 +24,8 @@ struct mod_state {
 	CUcontext ctx;
 	int patched;		/* now */
 	int broken;		/* patching failed: never again */
+	int device_launches;	/* launches grids from the device: never patched */
+	int wanted;		/* to be patched before the next launch */
 	UT_hash_handle hh;
 };
 
@@ -36,12 +38,12 @@ struct ctx_patches {
 
 static struct mod_state *modules;
 static struct ctx_patches *contexts;
-static int n_patched;
+static int n_patched, n_wanted;
 /* One patching at a time (the API wants them serialised), never waited
  * for: a launch that finds another thread patching does without. */
 static pthread_mutex_t patching = PTHREAD_MUTEX_INITIALIZER;
 
-void nt_san_module_loaded(CUcontext ctx, CUmodule mod)
+void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches)
 {
 	struct mod_state *ms;
 
@@ -52,6 +54,7 @@ void nt_san_module_loaded(CUcontext ctx, CUmodule mod)
 		return;
 	ms->mod = mod;
 	ms->ctx = ctx;
+	ms->device_launches = device_launches;
 	HASH_ADD_PTR(modules, mod, ms);
 }
 
@@ -63,6 +66,7 @@ void nt_san_module_unloading(CUmodule mod)
 	if (!ms)
 		return;
 	n_patched -= ms->patched;
+	n_wanted -= ms->wanted;
 	HASH_DEL(modules, ms);
 	free(ms);
 }
@@ -78,6 +82,45 @@ int nt_san_module_patched(CUmodule mod)
 int nt_san_any_patched(void)
 {
 	return n_patched > 0;
+}
+
+void nt_san_want(CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms && !ms->wanted && !ms->patched) {
+		ms->wanted = 1;
+		__atomic_add_fetch(&n_wanted, 1, __ATOMIC_RELAXED);
+	}
+}
+
+int nt_san_any_wanted(void)
+{
+	return __atomic_load_n(&n_wanted, __ATOMIC_RELAXED) > 0;
+}
+
+void nt_san_patch_wanted(void)
+{
+	struct mod_state *ms, *tmp;
+	CUmodule *mods = NULL;
+	int n = 0;
+
+	pthread_mutex_lock(&nt_san.lock);
+	if (n_wanted > 0 && (mods = malloc((size_t)n_wanted * sizeof(*mods))))
+		HASH_ITER(hh, modules, ms, tmp)
+			if (ms->wanted && n < n_wanted) {
+				mods[n++] = ms->mod;
+				ms->wanted = 0;
+			}
+	__atomic_sub_fetch(&n_wanted, n, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&nt_san.lock);
+	for (int i = 0; i < n; i++) {
+		const char *why;
+
+		nt_san_patch(mods[i], &why);
+	}
+	free(mods);
 }
 
 /* The patches (kernels/patch.cu) go into a context when its first
@@ -149,12 +192,15 @@ int nt_san_patch(CUmodule mod, const char **why)
 	HASH_FIND_PTR(modules, &mod, ms);
 	if (ms)
 		copy = *ms;
-	r = !ms ? -1 : copy.broken ? -2 : !context_ready(copy.ctx) ? -3 : 0;
+	r = !ms ? -1 : copy.broken ? -2 : !context_ready(copy.ctx) ? -3 : copy.device_launches ? -4 : 0;
 	pthread_mutex_unlock(&nt_san.lock);
 	if (r || copy.patched) {
 		pthread_mutex_unlock(&patching);
 		*why = r == -1 ? "module not seen loading"
 		     : r == -3 ? "the block callbacks could not be loaded into the context"
+		     : r == -4 ? "its module launches kernels from the device (dynamic parallelism or device graph "
+				 "launch), which run patched code with data the Sanitizer does not pass: never "
+				 "instrumented"
 			       : "module cannot be instrumented";
 		return r ? -1 : 0;
 	}

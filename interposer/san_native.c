@@ -7,6 +7,13 @@
  * between the two records: a launch made onto an idle stream adds its
  * launch latency, so the report takes the shortest of a configuration's
  * times.
+ *
+ * No event is made or destroyed in a launch's callbacks: on the H200
+ * cuEventCreate there waited for ever for a driver lock the launch held
+ * (PyTorch launching on a stream of its own, session 12, run 8).  Events
+ * come from a small pool that nt_san_native_prepare() fills as a launch
+ * enters the driver, before its locks (as module switches do), and go
+ * back to it; only the collector's thread destroys any.
  */
 #include "san.h"
 
@@ -44,6 +51,60 @@ struct timing {
 static struct want *wants;
 static const struct nt_cuda *cu;
 static int off;			/* native timing failed once: no more */
+
+#define POOL 8
+static CUevent pool[POOL];	/* made, unused (nt_san.lock) */
+static int n_pool;
+
+/* Two events from the pool (nt_san.lock held): 0, or -1 when short. */
+static int take_events(CUevent *a, CUevent *b)
+{
+	if (n_pool < 2)
+		return -1;
+	*a = pool[--n_pool];
+	*b = pool[--n_pool];
+	return 0;
+}
+
+/* e back to the pool (nt_san.lock held); 0, or -1 when full (the caller
+ * destroys it, outside any launch). */
+static int put_event(CUevent e)
+{
+	if (!e)
+		return 0;
+	if (n_pool == POOL)
+		return -1;
+	pool[n_pool++] = e;
+	return 0;
+}
+
+void nt_san_native_prepare(void)
+{
+	CUevent e;
+
+	if (off || !__atomic_load_n(&wants, __ATOMIC_RELAXED) || __atomic_load_n(&n_pool, __ATOMIC_RELAXED) >= POOL)
+		return;
+	if (!cu && !(cu = nt_san_cuda())) {
+		off = 1;
+		return;
+	}
+	while (__atomic_load_n(&n_pool, __ATOMIC_RELAXED) < POOL) {
+		int kept;
+
+		if (cu->cuEventCreate(&e, CU_EVENT_DEFAULT)) {
+			nt_warn("cannot time untraced launches with events; the trace has no native times");
+			off = 1;
+			return;
+		}
+		pthread_mutex_lock(&nt_san.lock);
+		kept = !put_event(e);
+		pthread_mutex_unlock(&nt_san.lock);
+		if (!kept) {
+			cu->cuEventDestroy(e);
+			return;
+		}
+	}
+}
 
 static _Thread_local struct {
 	struct timing *t;
@@ -92,29 +153,37 @@ static void done(void *cookie)
 {
 	struct timing *t = cookie;
 
+	int full_a, full_b;
+
 	pthread_mutex_lock(&nt_san.lock);
 	t->w->pending--;
 	t->w->got += t->ok;
+	full_a = put_event(t->before);
+	full_b = put_event(t->after);
 	pthread_mutex_unlock(&nt_san.lock);
-	cu->cuEventDestroy(t->before);
-	cu->cuEventDestroy(t->after);
+	if (full_a)	/* the collector's thread: not in a launch */
+		cu->cuEventDestroy(t->before);
+	if (full_b)
+		cu->cuEventDestroy(t->after);
 	free(t->kernel);
 	free(t);
 }
 
+/* In a launch's callbacks: the events go back to the pool (which has
+ * room for the two it gave), never destroyed here. */
 static void give_up(struct timing *t, struct want *w)
 {
+	pthread_mutex_lock(&nt_san.lock);
 	if (t) {
-		if (t->before)
-			cu->cuEventDestroy(t->before);
-		if (t->after)
-			cu->cuEventDestroy(t->after);
+		put_event(t->before);
+		put_event(t->after);
+	}
+	w->pending--;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (t) {
 		free(t->kernel);
 		free(t);
 	}
-	pthread_mutex_lock(&nt_san.lock);
-	w->pending--;
-	pthread_mutex_unlock(&nt_san.lock);
 }
 
 int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream stream, uint64_t seq)
@@ -130,23 +199,23 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	if (off || !wants)
 		return 0;
 	key_of(l, f, &k);
+	if (!(t = calloc(1, sizeof(*t))) || !(t->kernel = strdup(l->kernel))) {
+		free(t);
+		return 0;
+	}
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND(hh, wants, &k, sizeof(k), w);
-	if (w && w->got + w->pending < PER_CONFIG)
+	if (w && w->got + w->pending < PER_CONFIG && !take_events(&t->before, &t->after))
 		w->pending++;
 	else
 		w = NULL;
 	pthread_mutex_unlock(&nt_san.lock);
-	if (!w)
-		return 0;
-	if (!(cu = nt_san_cuda())) {
-		off = 1;
-		give_up(NULL, w);
+	if (!w) {
+		free(t->kernel);
+		free(t);
 		return 0;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->kernel = strdup(l->kernel)) || cu->cuEventCreate(&t->before, CU_EVENT_DEFAULT) || cu->cuEventCreate(&t->after, CU_EVENT_DEFAULT) ||
-	    cu->cuEventRecord(t->before, stream)) {
+	if (cu->cuEventRecord(t->before, stream)) {
 		nt_warn("cannot time untraced launches with events; the trace has no native times");
 		off = 1;
 		give_up(t, w);

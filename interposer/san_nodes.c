@@ -293,6 +293,21 @@ void nt_san_nodes_forget(CUcontext ctx)
 	pthread_mutex_unlock(&lock);
 }
 
+void nt_san_nodes_forget_exec(CUgraphExec exec)
+{
+	struct table *t, *tmp;
+
+	pthread_mutex_lock(&lock);
+	HASH_ITER(hh, tables, t, tmp) {
+		if (t->key.exec == exec) {
+			HASH_DEL(tables, t);
+			free(t->host);
+			free(t);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 void nt_san_nodes_reset(void)
 {
 	pthread_mutex_init(&lock, NULL);

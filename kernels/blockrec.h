@@ -52,6 +52,13 @@ struct nt_launch_desc {
 	 * node_shift) entries; the other fields are unused. */
 	unsigned int node_shift;
 	const struct nt_node_entry *nodes;
+	/* The %gridid of the launch it describes (a graph node's: the same
+	 * at every launch of its exec).  A grid with another one records
+	 * nothing: a grid launched from the device (a dynamic-parallelism
+	 * child, a node of a graph launched from the device) may be handed
+	 * a host launch's data (for device graphs the Sanitizer API guide
+	 * says "a userdata from a different node"). */
+	unsigned long long grid;
 };
 
 /*
@@ -87,26 +94,25 @@ NT_NODE_FN unsigned nt_node_slot(unsigned long long key, unsigned shift)
 }
 
 /* A launch's own descriptor, for a block of grid gridid given d: d
- * itself, or for a node table the descriptor it files under gridid + 1;
- * NULL: none. */
+ * itself, or for a node table the descriptor it files under gridid + 1,
+ * when that descriptor is gridid's; NULL: none. */
 NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc *d, unsigned long long gridid)
 {
 	unsigned long long key = gridid + 1;
 	unsigned mask, i;
 
-	if (!d || !d->nodes)
-		return d;
-	mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
-	i = nt_node_slot(key, d->node_shift);
-	for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		unsigned long long k = d->nodes[i].key;
+	if (d && d->nodes) {
+		mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
+		i = nt_node_slot(key, d->node_shift);
+		for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
+			unsigned long long k = d->nodes[i].key;
 
-		if (k == key)
-			return d->nodes[i].desc;
-		if (!k)
-			return 0;
+			if (!k || k == key)
+				break;
+		}
+		d = d->nodes[i].key == key ? d->nodes[i].desc : 0;
 	}
-	return 0;
+	return d && d->grid == gridid ? d : 0;
 }
 
 #endif

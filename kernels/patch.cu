@@ -32,12 +32,13 @@ __device__ __forceinline__ u64 gtime(void)
 }
 
 // The launch's own descriptor (blockrec.h: for a graph node launch, the
-// one its table files under %gridid + 1); NULL: none.
+// one its table files under %gridid + 1; either must name this grid);
+// NULL: none.
 __device__ __forceinline__ const nt_launch_desc *own_desc(const nt_launch_desc *d)
 {
 	u64 gridid;
 
-	if (!d || !d->nodes)	/* a plain launch's: no register read */
+	if (!d)
 		return d;
 	asm volatile("mov.u64 %0, %%gridid;" : "=l"(gridid));
 	return nt_node_find(d, gridid);

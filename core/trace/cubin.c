@@ -24,6 +24,7 @@ enum {
 
 struct nt_cubin {
 	int arch;
+	int device_launches;
 	size_t n;
 	struct nt_cubin_kernel *k;
 };
@@ -96,6 +97,24 @@ static int add_kernel(struct parse *p, size_t sym, const char *name, size_t shnd
 	return 0;
 }
 
+/* 1 for the device runtime's entry points that launch work from the
+ * device: dynamic parallelism (<<<>>> in a kernel; CUDA 12's CDP2 names,
+ * and the older ones) and device graph launch. */
+static int device_launch(const char *name)
+{
+	static const char *const names[] = {
+		"cudaLaunchDevice", "cudaLaunchDeviceV2", "cudaLaunchDevice_ptsz", "cudaLaunchDeviceV2_ptsz",
+		"cudaGraphLaunch", "cudaGraphLaunch_ptsz",
+	};
+
+	if (!strncmp(name, "__cudaCDP", 9))
+		return 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
 static int read_symbols(struct parse *p, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -119,6 +138,7 @@ static int read_symbols(struct parse *p, Elf_Scn *scn, const GElf_Shdr *sh)
 			return elf_fail(p, "symbol name");
 		if (!strcmp(name, ".nv.reservedSmem.cap") && s.st_value)
 			p->smem_window = (int64_t)s.st_value;
+		p->c->device_launches |= device_launch(name);
 		if (GELF_ST_TYPE(s.st_info) == STT_FUNC && (s.st_other & STO_CUDA_ENTRY) && *name &&
 		    add_kernel(p, i, name, s.st_shndx))
 			return -1;
@@ -381,6 +401,11 @@ const struct nt_cubin_kernel *nt_cubin_find(const struct nt_cubin *c, const char
 	if (!c || !c->n || !mangled)
 		return NULL;
 	return bsearch(&key, c->k, c->n, sizeof(*c->k), cmp_kernel);
+}
+
+int nt_cubin_device_launches(const struct nt_cubin *c)
+{
+	return c ? c->device_launches : 0;
 }
 
 int nt_cubin_arch(const struct nt_cubin *c)

@@ -68,6 +68,10 @@ size_t nt_cubin_count(const struct nt_cubin *c);
 const struct nt_cubin_kernel *nt_cubin_kernel(const struct nt_cubin *c, size_t i);	/* NULL past the end */
 const struct nt_cubin_kernel *nt_cubin_find(const struct nt_cubin *c, const char *mangled);	/* NULL if absent */
 int nt_cubin_arch(const struct nt_cubin *c);
+/* 1 when the cubin holds the device runtime's launch entry points
+ * (dynamic parallelism, device graph launch): its kernels may launch
+ * grids the host never sees. */
+int nt_cubin_device_launches(const struct nt_cubin *c);
 void nt_cubin_free(struct nt_cubin *c);
 
 #endif

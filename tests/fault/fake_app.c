@@ -16,8 +16,10 @@
  *                       so that two nodes run one function, R times more
  *   fake_app graph-streams R  the graph of `graph`, launched R times on
  *                       two streams in turn
- *   fake_app graph-execs N  N graph execs of three tiny kernel nodes (one
- *                       function twice), each launched once
+ *   fake_app graph-execs N [reuse]  N graph execs of three tiny kernel
+ *                       nodes (one function twice), each launched once (and
+ *                       destroyed, its handle reused by the exec made after
+ *                       the next two)
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -120,8 +122,14 @@ int main(int argc, char **argv)
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
 		static const unsigned grids[] = { 2, 1, 1 }, blocks[] = { 32, 32, 32 };
 
-		for (long e = 0; e < n && e < 4000; e++)
-			graph(1, 10 + e, 3, mods, funcs, nn, grids, blocks, 1);
+		int reuse = argc > 3 && !strcmp(argv[3], "reuse");
+		void (*destroy)(long) = (void (*)(long))sym(hs, "fakegpu_graph_destroy");
+
+		for (long e = 0; e < n && e < 4000; e++) {
+			graph(1, reuse ? 10 + e % 3 : 10 + e, 3, mods, funcs, nn, grids, blocks, 1);
+			if (reuse)
+				destroy(10 + e % 3);
+		}
 	} else if (argc > 1 && !strcmp(argv[1], "graph-update")) {
 		static const long mods[] = { 1, 1, 2 }, before[] = { 1, 2, 3 }, after[] = { 1, 1, 3 };
 		static const char *const nb[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };

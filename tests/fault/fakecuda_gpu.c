@@ -7,8 +7,28 @@
  * are done as soon as they are recorded, 12.5 us apart.
  */
 #include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A call that waited for ever on the H200 when made in a launch's
+ * callbacks (fakesanitizer_gpu.c's fakegpu_in_launch): abort, as the
+ * simulated GPU's sanitizer does. */
+static void hangs_in_launch(const char *what)
+{
+	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	int (*in_launch)(void) = h ? (int (*)(void))dlsym(h, "fakegpu_in_launch") : NULL;
+	int in = in_launch && in_launch();
+
+	if (h)
+		dlclose(h);
+	if (!in)
+		return;
+	fprintf(stderr, "fake cuda: %s called in a launch's callbacks (hangs on a real GPU)\n", what);
+	abort();
+}
 
 static int gpu(void)
 {
@@ -98,6 +118,7 @@ CUresult cuEventCreate(CUevent *e, unsigned int flags)
 	(void)flags;
 	if (!gpu())
 		return no();
+	hangs_in_launch("cuEventCreate");
 	*e = (CUevent)__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }
@@ -126,5 +147,8 @@ CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 CUresult cuEventDestroy(CUevent e)
 {
 	(void)e;
-	return gpu() ? CUDA_SUCCESS : no();
+	if (!gpu())
+		return no();
+	hangs_in_launch("cuEventDestroy");
+	return CUDA_SUCCESS;
 }

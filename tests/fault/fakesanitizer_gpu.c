@@ -20,6 +20,12 @@
  * test can check that every untraced launch ran the program's own code
  * and every traced one recorded every block.
  *
+ * With FAKESANITIZER_CHILDREN=N every grid, plain or graph node, launches
+ * N children from the device, as dynamic parallelism does: grids of the
+ * same shape with grid ids of their own, that the host never hears of
+ * and that run with their parent's data (the Sanitizer does not say what
+ * data such a grid gets; this is the case that would mix records).
+ *
  * Without FAKESANITIZER_GPU every entry point fails like fakesanitizer.c's.
  */
 #include <pthread.h>
@@ -41,11 +47,15 @@ static struct {
 	unsigned char patched[MAX_IDS], instr[MAX_IDS];	/* by module id */
 	const void *fdata[MAX_IDS];			/* by function id */
 	unsigned launch_ids[MAX_IDS];			/* by graph exec id */
+	unsigned exec_gen[MAX_IDS];			/* ... execs made on the handle before */
 	unsigned long long clock;
 	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
 	long blocks, beyond;
 	long allocs, frees;
 	long waits;		/* sanitizerStreamSynchronize calls */
+	long children;		/* grids launched from the device */
+	long no_data_set;	/* patched graph node launches whose data was never set */
+	unsigned char fset[MAX_IDS];	/* by function: its data ever set */
 	/* what the subscriber enabled, whole domains and single
 	 * callbacks: only those come, as on the GPU */
 	unsigned char domain_on[16], callback_on[16][1024];
@@ -60,12 +70,21 @@ static _Thread_local struct {
 /* What hangs the real driver: on the H200 sanitizerAddPatches and
  * sanitizerPatchModule called in the callbacks of the launch that first
  * loads its kernel (lazy loading), or of a graph launch, waited for ever
- * on a lock that launch held (unpatching is kept out of them too). */
+ * on a lock that launch held; so did sanitizerPatchModule and
+ * cuEventCreate in the callbacks of any launch of PyTorch's on a stream
+ * of its own (session 12, runs 5 and 8).  So none of those, nor
+ * unpatching or destroying events, in any launch's callbacks; fakecuda's
+ * event calls ask fakegpu_in_launch(). */
+__attribute__((visibility("default"))) int fakegpu_in_launch(void)
+{
+	return launch.loading;
+}
+
 static void hangs_on_gpu(const char *what)
 {
 	if (!launch.loading)
 		return;
-	fprintf(stderr, "fake sanitizer: %s called during a kernel's first launch or a graph launch (hangs on a real GPU)\n",
+	fprintf(stderr, "fake sanitizer: %s called in a launch's callbacks (hangs on a real GPU)\n",
 		what);
 	abort();
 }
@@ -215,6 +234,7 @@ nt_san_result sanitizerSetCallbackData(CUfunction kernel, const void *userdata)
 		return no();
 	pthread_mutex_lock(&g.lock);
 	g.fdata[id_of(kernel)] = userdata;
+	g.fset[id_of(kernel)] = 1;
 	pthread_mutex_unlock(&g.lock);
 	return NT_SAN_SUCCESS;
 }
@@ -289,9 +309,13 @@ nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_st
 
 /* The GPU: one launch, its blocks one after another (the block callbacks
  * of kernels/patch.cu, for a block of `threads` threads in one go). */
+static void run_children(long mod, const void *data, unsigned grid, unsigned threads);
+
 static void run(long mod, const void *data, unsigned long long gridid, unsigned grid, unsigned threads)
 {
 	const struct nt_launch_desc *d = nt_node_find(data, gridid);
+
+	run_children(mod, data, grid, threads);
 
 	pthread_mutex_lock(&g.lock);
 	if (!g.patched[mod] || g.instr[mod] != 3) {
@@ -325,6 +349,25 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 		g.blocks++;
 	}
 	pthread_mutex_unlock(&g.lock);
+}
+
+static unsigned long long grid_ids;
+
+/* FAKESANITIZER_CHILDREN grids launched by a grid from the device. */
+static void run_children(long mod, const void *data, unsigned grid, unsigned threads)
+{
+	static __thread int depth;
+	const char *e = getenv("FAKESANITIZER_CHILDREN");
+	long n = e ? atol(e) : 0;
+
+	if (depth)
+		return;
+	depth = 1;
+	for (long i = 0; i < n; i++) {
+		run(mod, data, __atomic_add_fetch(&grid_ids, 1, __ATOMIC_RELAXED), grid, threads);
+		__atomic_add_fetch(&g.children, 1, __ATOMIC_RELAXED);
+	}
+	depth = 0;
 }
 
 /* The GPU runs a graph launch late: when a stream is next waited for, or
@@ -377,8 +420,6 @@ __attribute__((visibility("default"))) void fakegpu_module(long ctx, long mod)
 static void launch_data(struct nt_san_launch_data *d, long ctx, long mod, long func, const char *name,
 			unsigned grid, unsigned block, long stream)
 {
-	static unsigned long long grid_ids;
-
 	memset(d, 0, sizeof(*d));
 	d->context = (CUcontext)ctx;
 	d->stream = (CUstream)stream;
@@ -414,7 +455,8 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel, &api);
 	launch_data(&d, ctx, mod, func, name, grid, block, stream);
 	launch.set = 0;
-	launch.loading = first_launch(func);
+	first_launch(func);
+	launch.loading = 1;	/* any launch's callbacks (session 12, runs 5 and 8) */
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
@@ -427,7 +469,18 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 /* Node i's grid id: the same at every launch of its exec. */
 static unsigned long long node_grid(long exec, int i)
 {
-	return (unsigned long long)exec * 1000 + (unsigned)i;
+	return (unsigned long long)exec * 1000000 + g.exec_gen[id_of((void *)exec)] * 64ull + (unsigned)i;
+}
+
+/* cudaGraphExecDestroy: the handle may come back for the next exec made,
+ * whose launch ids start again and whose nodes have grid ids of their
+ * own, as on the H200 (session 12, run 2). */
+__attribute__((visibility("default"))) void fakegpu_graph_destroy(long exec)
+{
+	pthread_mutex_lock(&g.lock);
+	g.launch_ids[id_of((void *)exec)] = 0;
+	g.exec_gen[id_of((void *)exec)]++;
+	pthread_mutex_unlock(&g.lock);
 }
 
 /* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
@@ -443,6 +496,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 					       (nt_san_stream)(stream ? stream : 0x5151), (CUgraphExec)exec,
 					       0 };
 	const void *data[MAX_NODES];
+	int set[MAX_NODES];
 	unsigned id;
 
 	for (int i = 0; i < n && i < MAX_NODES; i++)
@@ -465,14 +519,23 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		nd.launchData.apiContext = (CUcontext)ctx;
 		nd.launchData.apiStream = (CUstream)stream;
 		nd.launchData.hApiStream = gl.hStream;
+		launch.set = 0;
 		call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, &nd);
+		set[i] = launch.set;
 	}
 	/* The nodes take their functions' data as the graph is queued, after
 	 * every node callback (on the H200, two nodes of one kernel in a
 	 * graph got the data the second was given: interposer/san_nodes.c). */
+	/* A node whose data was never set, per function or for its launch,
+	 * got a pointer on the H200 that faulted in patched code
+	 * ("misaligned address", session 12, run 4): counted, run with
+	 * none. */
 	pthread_mutex_lock(&g.lock);
-	for (int i = 0; i < n && i < MAX_NODES; i++)
+	for (int i = 0; i < n && i < MAX_NODES; i++) {
 		data[i] = g.fdata[id_of((void *)funcs[i])];
+		if (!set[i] && !g.fset[id_of((void *)funcs[i])] && g.patched[id_of((void *)mods[i])])
+			g.no_data_set++;
+	}
 	pthread_mutex_unlock(&g.lock);
 	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
 	launch.loading = 0;
@@ -497,4 +560,9 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	       "%ld stream waits\n",
 	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
 	       g.blocks, g.beyond, g.waits);
+	if (g.children)
+		printf("fake gpu: %ld grids launched from the device\n", g.children);
+	if (g.no_data_set)
+		printf("fake gpu: %ld graph node launches ran patched code with no data ever set (a fault on "
+		       "the H200)\n", g.no_data_set);
 }

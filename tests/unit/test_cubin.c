@@ -109,8 +109,22 @@ static void test_sm90(void **state)
 	struct nt_cubin *c = parse_ok(&im);
 
 	assert_int_equal(nt_cubin_arch(c), 90);
+	assert_int_equal(nt_cubin_device_launches(c), 0);
 	check(c, w, sizeof(w) / sizeof(w[0]));
 	assert_int_equal(nt_cubin_find(c, "bounded")->const0_bytes, 0x218);
+	nt_cubin_free(c);
+	free(im.b);
+}
+
+/* A kernel that launches from the device: its module is never patched
+ * (interposer/san_modules.c). */
+static void test_device_launches(void **state)
+{
+	struct image im = load("cdp_sm90");
+	struct nt_cubin *c = parse_ok(&im);
+
+	assert_int_equal(nt_cubin_device_launches(c), 1);
+	assert_non_null(nt_cubin_find(c, "_Z6parentPi"));
 	nt_cubin_free(c);
 	free(im.b);
 }
@@ -380,6 +394,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sm90),
+		cmocka_unit_test(test_device_launches),
 		cmocka_unit_test(test_sm80),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_not_cubin),
