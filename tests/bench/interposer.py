@@ -27,11 +27,21 @@ it.  What is timed:
             event time
   startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
-Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2]
+Each repetition's ratio to the bare run beside it gives, besides its
+median, a distribution-free confidence interval for that median (order
+statistics of the paired ratios, the sign test's: with 5 repetitions
+the interval is their range, 94%).  --goal CONFIG=RATIO (e.g. none=1.01)
+says of each metric whether the interval shows the goal met (upper end
+at or below it), missed (lower end above it) or neither: on a shared
+host a training loop's runs vary by 15-35% (docs/results/2026-12-01-
+session12.md), and then neither is the honest answer.
+
+Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
 Environment: BUILD (build folder, default build).  Each run's numbers go to
 stderr as it ends, the table to stdout at the end of each workload.
 """
 import argparse
+import math
 import os
 import re
 import statistics
@@ -67,6 +77,24 @@ WORKLOADS = {
 }
 
 
+def median_ci(q, want=0.90):
+    """(lo, hi, coverage): order statistics of the sorted sample q that
+    hold its population's median with probability coverage, the widest
+    such k from the ends that still reaches want (else the range)."""
+    n = len(q)
+    best = (q[0], q[-1], 1 - 2 * 0.5 ** n)
+    for k in range(1, n // 2 + 1):
+        cover = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+        if cover < want:
+            break
+        best = (q[k - 1], q[n - k], cover)
+    return best
+
+
+def verdict(lo, hi, goal):
+    return "goal met" if hi <= goal else "goal missed" if lo > goal else "cannot tell"
+
+
 def run_once(cmd, cfg, metrics, out_dir):
     args = cmd if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir,
                                     *cfg, "--", *cmd]
@@ -94,7 +122,10 @@ def main():
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--policy", action="append", default=[],
                     help="NAME=POLICY: one more configuration, --sample POLICY")
+    ap.add_argument("--goal", action="append", default=[],
+                    help="CONFIG=RATIO: say whether each metric's ratio is shown within it")
     a = ap.parse_args()
+    goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
     for extra in a.policy:
         name, policy = extra.split("=", 1)
         CONFIGS[name] = ["--sample", policy]
@@ -124,7 +155,12 @@ def main():
             for c in configs:
                 if c != "bare":
                     q = sorted(r[m] / b[m] for r, b in zip(runs[c], runs["bare"]))
-                    paired.append(f"{c} {statistics.median(q):.3f} [{q[0]:.3f}-{q[-1]:.3f}]")
+                    lo, hi, cover = median_ci(q)
+                    cell = (f"{c} {statistics.median(q):.3f} [{q[0]:.3f}-{q[-1]:.3f}], "
+                            f"{cover:.0%} interval {lo:.3f}-{hi:.3f}")
+                    if c in goals:
+                        cell += f": {verdict(lo, hi, goals[c])} (<= {goals[c]:g})"
+                    paired.append(cell)
             if paired:
                 print(f"{'':9s} {'':10s} per repetition, median [range]: {'  '.join(paired)}")
         if w == "launches":
