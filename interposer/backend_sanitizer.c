@@ -185,16 +185,16 @@ static void exec_launch(CUgraphExec exec, uint32_t launch)
 	pthread_mutex_lock(&nt_san.lock);
 	if ((g = graph_id_get(&graph_execs, exec))) {
 		reused = g->seen && launch <= g->last_launch;
-		if (reused) {
+		if (reused)	/* its stream is this launch's, noted by exec_moved() */
 			g->id = next_exec_id++;
-			g->launched = 0;
-		}
 		g->last_launch = launch;
 		g->seen = 1;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
-	if (reused)
+	if (reused) {
+		tl.moved = 0;	/* a new exec: no last launch */
 		nt_san_nodes_forget_exec(exec);
+	}
 }
 
 static int64_t id_of(struct graph_id **table, const void *handle)
@@ -276,14 +276,16 @@ static void try_close(void)
  * patches it as the next launch enters the driver, before its locks. */
 static const char *patch(CUmodule mod)
 {
+	const char *why;
+
 	if (module_patched(mod))
 		return NULL;
 	if (tl.graph)
 		return "its module was not instrumented (a graph launch cannot switch modules)";
 	pthread_mutex_lock(&nt_san.lock);
-	nt_san_want(mod);
+	why = nt_san_want(mod);
 	pthread_mutex_unlock(&nt_san.lock);
-	return "its module is instrumented before a later launch (modules are patched outside launches)";
+	return why ? why : "its module is instrumented before a later launch (modules are patched outside launches)";
 }
 
 /* At a launch's entry into the driver (its API callback, before the
@@ -291,15 +293,35 @@ static const char *patch(CUmodule mod)
  * thread is the only one using CUDA lately and no launch is in flight. */
 static void switch_before_launch(void)
 {
-	if (tl.graph || tl.launch || !threads_quiet())
-		return;
 	try_close();
-	if (!nt_san_any_wanted() || !nt_inflight_try_switch(&inflight, 0))
+	if (!nt_san_any_wanted() || !nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0))
 		return;
 	if (!switch_begin())
 		return;
 	nt_san_patch_wanted();
 	switch_end();
+}
+
+/* At a plain launch's entry into the driver (stream: its stream): the
+ * switches and event making that launch callbacks must not do, when
+ * there are any, this thread is the only one using CUDA lately, no launch
+ * of its own is in flight, and the stream is not being captured (under
+ * global capture mode a call that may synchronise would break the
+ * capture). */
+static void before_launch(CUstream stream)
+{
+	const struct nt_cuda *cu;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	int switching = nt_san_any_wanted() || nt_inflight_close_wanted(&inflight),
+	    events = nt_san_native_needed();
+
+	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
+	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+		return;
+	if (switching)
+		switch_before_launch();
+	if (events)
+		nt_san_native_prepare();
 }
 
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)
@@ -320,37 +342,46 @@ static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_inf
 static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
 	const void *p = d->functionParams;
+	const CUlaunchConfig *c = NULL;
+	CUstream stream = NULL;
+	int ptsz = 0;
 
 	if (d->callbackSite != NT_SAN_API_ENTER || !p)
 		return;
-	switch_before_launch();
-	nt_san_native_prepare();
 	switch (cbid) {
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
 		pending_dyn_smem = ((const cuLaunchKernel_params *)p)->sharedMemBytes;
+		stream = ((const cuLaunchKernel_params *)p)->hStream;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz:
 		pending_dyn_smem = ((const cuLaunchKernel_ptsz_params *)p)->sharedMemBytes;
+		stream = ((const cuLaunchKernel_ptsz_params *)p)->hStream;
+		ptsz = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel:
 		pending_dyn_smem = ((const cuLaunchCooperativeKernel_params *)p)->sharedMemBytes;
+		stream = ((const cuLaunchCooperativeKernel_params *)p)->hStream;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz:
 		pending_dyn_smem = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->sharedMemBytes;
+		stream = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->hStream;
+		ptsz = 1;
 		break;
-	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx: {
-		const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)p)->config;
-
+	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx:
+		c = ((const cuLaunchKernelEx_params *)p)->config;
+		break;
+	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz:
+		c = ((const cuLaunchKernelEx_ptsz_params *)p)->config;
+		ptsz = 1;
+		break;
+	default:
+		return;
+	}
+	if (cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx || cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz) {
 		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
-		break;
+		stream = c ? c->hStream : NULL;
 	}
-	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz: {
-		const CUlaunchConfig *c = ((const cuLaunchKernelEx_ptsz_params *)p)->config;
-
-		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
-		break;
-	}
-	}
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream);
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are
@@ -716,6 +747,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_nodes_forget(((const struct nt_san_context_data *)data)->context);
+			nt_san_native_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
 	}
@@ -728,6 +760,8 @@ static void child_reset(void)
 	pthread_mutex_init(&nt_san.lock, NULL);
 	pthread_mutex_init(&graph_lock, NULL);
 	nt_san_nodes_reset();
+	nt_san_modules_reset();
+	nt_san_native_reset();
 	memset(&inflight, 0, sizeof(inflight));
 	memset(&tl, 0, sizeof(tl));
 }

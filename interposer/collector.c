@@ -219,6 +219,17 @@ int nt_collector_from_start(void)
 	return r;
 }
 
+int nt_collector_window_open(void)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop && col.sampling)
+		r = nt_sampling_open(col.sampling);
+	pthread_mutex_unlock(&col.lock);
+	return r;
+}
+
 void nt_collector_window_done(void)
 {
 	pthread_mutex_lock(&col.lock);

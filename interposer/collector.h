@@ -64,6 +64,8 @@ uint64_t nt_collector_count(void);
 /* The window closed at the last NT_SAMPLE_CLOSE is over: its modules are
  * unpatched (counts towards the policy's budget=). */
 void nt_collector_window_done(void);
+/* 1 while the sampling policy has a window open. */
+int nt_collector_window_open(void);
 
 /* Time the backend spent switching modules, for the summary and the
  * trace's meta: patch (1) or unpatch (0), seconds. */

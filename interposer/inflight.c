@@ -17,6 +17,11 @@ void nt_inflight_want_close(struct nt_inflight *f)
 	__atomic_store_n(&f->pending, 1, __ATOMIC_SEQ_CST);
 }
 
+int nt_inflight_close_wanted(struct nt_inflight *f)
+{
+	return __atomic_load_n(&f->pending, __ATOMIC_SEQ_CST);
+}
+
 int nt_inflight_try_switch(struct nt_inflight *f, int mine)
 {
 	int zero = 0;

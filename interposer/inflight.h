@@ -33,6 +33,8 @@ struct nt_inflight {
 int nt_inflight_enter(struct nt_inflight *f);
 void nt_inflight_leave(struct nt_inflight *f);
 void nt_inflight_want_close(struct nt_inflight *f);
+/* 1 when a close is wanted (a hint: try_close decides). */
+int nt_inflight_close_wanted(struct nt_inflight *f);
 /* 1 when the caller may switch now: no launch but the caller's own
  * (mine: 1 when the caller is in flight, else 0) is in flight.  It then
  * switches and calls nt_inflight_closed(). */

@@ -69,10 +69,13 @@ int nt_san_any_patched(void);
 int nt_san_patch(CUmodule mod, const char **why);
 /* A module a traced launch needed (nt_san.lock held), patched by
  * nt_san_patch_wanted() before a later launch, outside the launch's
- * callbacks (nt_san.lock not held). */
-void nt_san_want(CUmodule mod);
+ * callbacks (nt_san.lock not held): NULL, or the reason it never will be.
+ * Closing a window (nt_san_unpatch_all) forgets what was asked for. */
+const char *nt_san_want(CUmodule mod);
 int nt_san_any_wanted(void);
 void nt_san_patch_wanted(void);
+/* A child after fork(). */
+void nt_san_modules_reset(void);
 /* Unpatch every patched module (at a launch's entry into the driver, no
  * launch in flight); the time goes to the collector.  -1 (nothing done)
  * while a module is being patched. */
@@ -123,8 +126,16 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f);
  * event was recorded before it (finish with nt_san_native_end). */
 int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream stream, uint64_t seq);
 void nt_san_native_end(CUstream stream);
-/* At a launch's entry into the driver, before its locks: makes the
- * events native timing will need (none are made in launch callbacks). */
+/* 1 while some traced configuration still wants native times. */
+int nt_san_native_needed(void);
+/* At a launch's entry into the driver, before its locks (not on a
+ * capturing stream): makes the events native timing will need in the
+ * current context (none are made in launch callbacks). */
 void nt_san_native_prepare(void);
+/* The context is going away: its events leave the pool (not destroyed:
+ * in a callback; they go with the context). */
+void nt_san_native_forget(CUcontext ctx);
+/* A child after fork(). */
+void nt_san_native_reset(void);
 
 #endif

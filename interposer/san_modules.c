@@ -9,6 +9,7 @@
 #include "san.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Never exit() the host program on a failed allocation. */
 #define HASH_NONFATAL_OOM 1
@@ -35,6 +36,11 @@ struct ctx_patches {
 	int adding;		/* ... under way */
 	UT_hash_handle hh;
 };
+
+#define BUSY "another thread was patching a module"
+#define DEVICE_LAUNCHES                                                                                   \
+	"its module launches kernels from the device (dynamic parallelism or device graph launch), which run " \
+	"patched code with data the Sanitizer does not pass: never instrumented"
 
 static struct mod_state *modules;
 static struct ctx_patches *contexts;
@@ -66,7 +72,7 @@ void nt_san_module_unloading(CUmodule mod)
 	if (!ms)
 		return;
 	n_patched -= ms->patched;
-	n_wanted -= ms->wanted;
+	__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);
 	HASH_DEL(modules, ms);
 	free(ms);
 }
@@ -84,15 +90,26 @@ int nt_san_any_patched(void)
 	return n_patched > 0;
 }
 
-void nt_san_want(CUmodule mod)
+static int context_ready(CUcontext ctx);
+
+const char *nt_san_want(CUmodule mod)
 {
 	struct mod_state *ms;
 
 	HASH_FIND_PTR(modules, &mod, ms);
-	if (ms && !ms->wanted && !ms->patched) {
+	if (!ms)
+		return "module not seen loading";
+	if (ms->device_launches)
+		return DEVICE_LAUNCHES;
+	if (ms->broken)
+		return "module cannot be instrumented";
+	if (!context_ready(ms->ctx))
+		return "the block callbacks could not be loaded into the context";
+	if (!ms->wanted && !ms->patched) {
 		ms->wanted = 1;
 		__atomic_add_fetch(&n_wanted, 1, __ATOMIC_RELAXED);
 	}
+	return NULL;
 }
 
 int nt_san_any_wanted(void)
@@ -116,9 +133,13 @@ void nt_san_patch_wanted(void)
 	__atomic_sub_fetch(&n_wanted, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&nt_san.lock);
 	for (int i = 0; i < n; i++) {
-		const char *why;
+		const char *why = NULL;
 
-		nt_san_patch(mods[i], &why);
+		if (nt_san_patch(mods[i], &why) && !strcmp(why, BUSY)) {
+			pthread_mutex_lock(&nt_san.lock);
+			nt_san_want(mods[i]);	/* at a later launch */
+			pthread_mutex_unlock(&nt_san.lock);
+		}
 	}
 	free(mods);
 }
@@ -156,6 +177,11 @@ void nt_san_context_patches(CUcontext ctx)
 			nt_san_error(r));
 }
 
+void nt_san_modules_reset(void)
+{
+	pthread_mutex_init(&patching, NULL);
+}
+
 void nt_san_context_forget(CUcontext ctx)
 {
 	struct ctx_patches *cp;
@@ -185,7 +211,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 	double t0;
 
 	if (pthread_mutex_trylock(&patching)) {
-		*why = "another thread was patching a module";
+		*why = BUSY;
 		return -1;
 	}
 	pthread_mutex_lock(&nt_san.lock);
@@ -198,9 +224,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 		pthread_mutex_unlock(&patching);
 		*why = r == -1 ? "module not seen loading"
 		     : r == -3 ? "the block callbacks could not be loaded into the context"
-		     : r == -4 ? "its module launches kernels from the device (dynamic parallelism or device graph "
-				 "launch), which run patched code with data the Sanitizer does not pass: never "
-				 "instrumented"
+		     : r == -4 ? DEVICE_LAUNCHES
 			       : "module cannot be instrumented";
 		return r ? -1 : 0;
 	}
@@ -246,6 +270,10 @@ int nt_san_unpatch_all(void)
 		HASH_ITER(hh, modules, ms, tmp)
 			if (ms->patched)
 				mods[n++] = ms->mod;
+	HASH_ITER(hh, modules, ms, tmp) {	/* asked for in the window now closing */
+		__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);
+		ms->wanted = 0;
+	}
 	pthread_mutex_unlock(&nt_san.lock);
 	for (int i = 0; i < n; i++) {
 		nt_san_result r = nt_san.sanitizerUnpatchModule(mods[i]);

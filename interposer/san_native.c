@@ -42,6 +42,7 @@ struct want {
 };
 
 struct timing {
+	CUcontext ctx;
 	CUevent before, after;
 	struct want *w;
 	char *kernel;		/* the launch data's name lives only in its callback */
@@ -52,58 +53,101 @@ static struct want *wants;
 static const struct nt_cuda *cu;
 static int off;			/* native timing failed once: no more */
 
+/* Events made ahead, per context (nt_san.lock): POOL for each context
+ * that launches, at most POOL_MAX in all; an event given back in a
+ * launch's callbacks beyond that is leaked, never destroyed there. */
 #define POOL 8
-static CUevent pool[POOL];	/* made, unused (nt_san.lock) */
+#define POOL_MAX 64
+static struct {
+	CUcontext ctx;
+	CUevent e;
+} pool[POOL_MAX];
 static int n_pool;
+/* Configurations with fewer than PER_CONFIG native times: while there
+ * are none, a launch's entry makes no driver call for us. */
+static int needy;
 
-/* Two events from the pool (nt_san.lock held): 0, or -1 when short. */
-static int take_events(CUevent *a, CUevent *b)
+/* Two events of ctx from the pool (nt_san.lock held): 0, or -1 when short. */
+static int take_events(CUcontext ctx, CUevent *a, CUevent *b)
 {
-	if (n_pool < 2)
+	int i, j;
+
+	for (i = 0; i < n_pool && pool[i].ctx != ctx; i++)
+		;
+	for (j = i + 1; j < n_pool && pool[j].ctx != ctx; j++)
+		;
+	if (j >= n_pool)
 		return -1;
-	*a = pool[--n_pool];
-	*b = pool[--n_pool];
+	*a = pool[i].e;
+	*b = pool[j].e;
+	pool[j] = pool[--n_pool];	/* j first: it is the later one */
+	pool[i] = pool[--n_pool];
 	return 0;
 }
 
-/* e back to the pool (nt_san.lock held); 0, or -1 when full (the caller
- * destroys it, outside any launch). */
-static int put_event(CUevent e)
+/* e of ctx back to the pool (nt_san.lock held); 0, or -1 when full. */
+static int put_event(CUcontext ctx, CUevent e)
 {
 	if (!e)
 		return 0;
-	if (n_pool == POOL)
+	if (n_pool == POOL_MAX)
 		return -1;
-	pool[n_pool++] = e;
+	pool[n_pool].ctx = ctx;
+	pool[n_pool++].e = e;
 	return 0;
+}
+
+int nt_san_native_needed(void)
+{
+	return !__atomic_load_n(&off, __ATOMIC_RELAXED) && __atomic_load_n(&needy, __ATOMIC_RELAXED) > 0;
 }
 
 void nt_san_native_prepare(void)
 {
+	const struct nt_cuda *c = nt_san_cuda();
+	CUcontext ctx = NULL;
+	int have = 0;
 	CUevent e;
 
-	if (off || !__atomic_load_n(&wants, __ATOMIC_RELAXED) || __atomic_load_n(&n_pool, __ATOMIC_RELAXED) >= POOL)
+	if (!c || c->cuCtxGetCurrent(&ctx) || !ctx)
 		return;
-	if (!cu && !(cu = nt_san_cuda())) {
-		off = 1;
-		return;
-	}
-	while (__atomic_load_n(&n_pool, __ATOMIC_RELAXED) < POOL) {
+	pthread_mutex_lock(&nt_san.lock);
+	for (int i = 0; i < n_pool; i++)
+		have += pool[i].ctx == ctx;
+	have = n_pool == POOL_MAX ? POOL : have;
+	pthread_mutex_unlock(&nt_san.lock);
+	for (; have < POOL; have++) {
 		int kept;
 
-		if (cu->cuEventCreate(&e, CU_EVENT_DEFAULT)) {
+		if (c->cuEventCreate(&e, CU_EVENT_DEFAULT)) {
 			nt_warn("cannot time untraced launches with events; the trace has no native times");
-			off = 1;
+			__atomic_store_n(&off, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		pthread_mutex_lock(&nt_san.lock);
-		kept = !put_event(e);
+		kept = !put_event(ctx, e);
 		pthread_mutex_unlock(&nt_san.lock);
 		if (!kept) {
-			cu->cuEventDestroy(e);
+			c->cuEventDestroy(e);
 			return;
 		}
 	}
+}
+
+void nt_san_native_forget(CUcontext ctx)
+{
+	pthread_mutex_lock(&nt_san.lock);
+	for (int i = 0; i < n_pool;)
+		if (pool[i].ctx == ctx)
+			pool[i] = pool[--n_pool];	/* gone with their context */
+		else
+			i++;
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+void nt_san_native_reset(void)
+{
+	n_pool = 0;	/* the parent's events */
 }
 
 static _Thread_local struct {
@@ -130,6 +174,7 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 	if (!w && (w = calloc(1, sizeof(*w)))) {
 		w->key = k;
 		HASH_ADD(hh, wants, key, sizeof(k), w);
+		__atomic_add_fetch(&needy, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 }
@@ -158,8 +203,10 @@ static void done(void *cookie)
 	pthread_mutex_lock(&nt_san.lock);
 	t->w->pending--;
 	t->w->got += t->ok;
-	full_a = put_event(t->before);
-	full_b = put_event(t->after);
+	if (t->ok && t->w->got == PER_CONFIG)
+		__atomic_sub_fetch(&needy, 1, __ATOMIC_RELAXED);
+	full_a = put_event(t->ctx, t->before);
+	full_b = put_event(t->ctx, t->after);
 	pthread_mutex_unlock(&nt_san.lock);
 	if (full_a)	/* the collector's thread: not in a launch */
 		cu->cuEventDestroy(t->before);
@@ -169,14 +216,14 @@ static void done(void *cookie)
 	free(t);
 }
 
-/* In a launch's callbacks: the events go back to the pool (which has
- * room for the two it gave), never destroyed here. */
+/* In a launch's callbacks: the events go back to the pool, never
+ * destroyed here (leaked when it is full). */
 static void give_up(struct timing *t, struct want *w)
 {
 	pthread_mutex_lock(&nt_san.lock);
 	if (t) {
-		put_event(t->before);
-		put_event(t->after);
+		put_event(t->ctx, t->before);
+		put_event(t->ctx, t->after);
 	}
 	w->pending--;
 	pthread_mutex_unlock(&nt_san.lock);
@@ -196,16 +243,18 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 		give_up(cur.t, cur.t->w);
 		cur.t = NULL;
 	}
-	if (off || !wants)
+	if (__atomic_load_n(&off, __ATOMIC_RELAXED) || !wants || !nt_san_cuda())
 		return 0;
+	__atomic_store_n(&cu, nt_san_cuda(), __ATOMIC_RELEASE);	/* for poll() and done() */
 	key_of(l, f, &k);
 	if (!(t = calloc(1, sizeof(*t))) || !(t->kernel = strdup(l->kernel))) {
 		free(t);
 		return 0;
 	}
+	t->ctx = (CUcontext)(uintptr_t)l->context;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND(hh, wants, &k, sizeof(k), w);
-	if (w && w->got + w->pending < PER_CONFIG && !take_events(&t->before, &t->after))
+	if (w && w->got + w->pending < PER_CONFIG && !take_events(t->ctx, &t->before, &t->after))
 		w->pending++;
 	else
 		w = NULL;
@@ -217,7 +266,7 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	}
 	if (cu->cuEventRecord(t->before, stream)) {
 		nt_warn("cannot time untraced launches with events; the trace has no native times");
-		off = 1;
+		__atomic_store_n(&off, 1, __ATOMIC_RELAXED);
 		give_up(t, w);
 		return 0;
 	}

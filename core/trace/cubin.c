@@ -98,19 +98,19 @@ static int add_kernel(struct parse *p, size_t sym, const char *name, size_t shnd
 }
 
 /* 1 for the device runtime's entry points that launch work from the
- * device: dynamic parallelism (<<<>>> in a kernel; CUDA 12's CDP2 names,
- * and the older ones) and device graph launch. */
+ * device: dynamic parallelism (<<<>>> in a kernel: CUDA 12's CDP2 names
+ * and the older ones) and device graph launch.  Not its other calls
+ * (__cudaCDP2GetLastError and the like: a kernel that only asks for an
+ * error launches nothing). */
 static int device_launch(const char *name)
 {
-	static const char *const names[] = {
-		"cudaLaunchDevice", "cudaLaunchDeviceV2", "cudaLaunchDevice_ptsz", "cudaLaunchDeviceV2_ptsz",
-		"cudaGraphLaunch", "cudaGraphLaunch_ptsz",
+	static const char *const prefixes[] = {
+		"__cudaCDP2LaunchDevice", "__cudaCDP1LaunchDevice", "cudaLaunchDevice", "cudaGraphLaunch",
+		"__cudaCDP2GraphLaunch",
 	};
 
-	if (!strncmp(name, "__cudaCDP", 9))
-		return 1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		if (!strcmp(name, names[i]))
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return 1;
 	return 0;
 }

@@ -384,6 +384,11 @@ out:
 	return NT_SAMPLE_CLOSE;
 }
 
+int nt_sampling_open(const struct nt_sampling *s)
+{
+	return s->open;
+}
+
 void nt_sampling_window_done(struct nt_sampling *s, double now)
 {
 	if (now > s->closed_at)

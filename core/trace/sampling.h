@@ -115,6 +115,8 @@ int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
  * before their first launch (a kernel's first launch cannot patch its
  * module: docs/interposer.md). */
 int nt_sampling_from_start(const struct nt_sampling *s);
+/* 1 while a window is open. */
+int nt_sampling_open(const struct nt_sampling *s);
 /* 1 when no launch can be traced any more (none, or max= reached). */
 int nt_sampling_exhausted(const struct nt_sampling *s);
 

@@ -102,6 +102,15 @@ CUresult cuDriverGetVersion(int *v)
 	return CUDA_SUCCESS;
 }
 
+/* The simulated GPU's one context (fake_app's context 1). */
+CUresult cuCtxGetCurrent(CUcontext *c)
+{
+	if (!gpu())
+		return no();
+	*c = (CUcontext)1;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	(void)s;

@@ -127,6 +127,13 @@ static void test_device_launches(void **state)
 	assert_non_null(nt_cubin_find(c, "_Z6parentPi"));
 	nt_cubin_free(c);
 	free(im.b);
+	/* the device runtime called, nothing launched */
+	im = load("devrt_sm90");
+	c = parse_ok(&im);
+	assert_int_equal(nt_cubin_device_launches(c), 0);
+	assert_non_null(nt_cubin_find(c, "_Z4asksPi"));
+	nt_cubin_free(c);
+	free(im.b);
 }
 
 static void test_sm80(void **state)
