@@ -197,7 +197,6 @@ static int poll(void *cookie, int64_t *ns)
 static void done(void *cookie)
 {
 	struct timing *t = cookie;
-
 	int full_a, full_b;
 
 	pthread_mutex_lock(&nt_san.lock);
@@ -238,6 +237,8 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	struct config_key k;
 	struct timing *t;
 	struct want *w;
+	CUevent before = NULL, after = NULL;
+	CUcontext ctx;
 
 	if (cur.t) {	/* the last launch of this thread never ended */
 		give_up(cur.t, cur.t->w);
@@ -247,21 +248,30 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 		return 0;
 	__atomic_store_n(&cu, nt_san_cuda(), __ATOMIC_RELEASE);	/* for poll() and done() */
 	key_of(l, f, &k);
-	if (!(t = calloc(1, sizeof(*t))) || !(t->kernel = strdup(l->kernel))) {
-		free(t);
-		return 0;
-	}
-	t->ctx = (CUcontext)(uintptr_t)l->context;
+	ctx = (CUcontext)(uintptr_t)l->context;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND(hh, wants, &k, sizeof(k), w);
-	if (w && w->got + w->pending < PER_CONFIG && !take_events(t->ctx, &t->before, &t->after))
+	if (w && w->got + w->pending < PER_CONFIG && !take_events(ctx, &before, &after))
 		w->pending++;
 	else
 		w = NULL;
 	pthread_mutex_unlock(&nt_san.lock);
-	if (!w) {
-		free(t->kernel);
+	if (!w)
+		return 0;
+	if (!(t = calloc(1, sizeof(*t))) || !(t->kernel = strdup(l->kernel))) {
 		free(t);
+		t = NULL;
+	} else {
+		t->ctx = ctx;
+		t->before = before;
+		t->after = after;
+	}
+	if (!t) {	/* out of memory: the events go back */
+		pthread_mutex_lock(&nt_san.lock);
+		put_event(ctx, before);
+		put_event(ctx, after);
+		w->pending--;
+		pthread_mutex_unlock(&nt_san.lock);
 		return 0;
 	}
 	if (cu->cuEventRecord(t->before, stream)) {
