@@ -92,11 +92,10 @@ int nt_san_any_patched(void)
 
 static int context_ready(CUcontext ctx);
 
-const char *nt_san_want(CUmodule mod)
+/* Why ms (NULL: not seen loading) can never be patched, or NULL
+ * (nt_san.lock held). */
+static const char *unpatchable(const struct mod_state *ms)
 {
-	struct mod_state *ms;
-
-	HASH_FIND_PTR(modules, &mod, ms);
 	if (!ms)
 		return "module not seen loading";
 	if (ms->device_launches)
@@ -105,6 +104,17 @@ const char *nt_san_want(CUmodule mod)
 		return "module cannot be instrumented";
 	if (!context_ready(ms->ctx))
 		return "the block callbacks could not be loaded into the context";
+	return NULL;
+}
+
+const char *nt_san_want(CUmodule mod)
+{
+	struct mod_state *ms;
+	const char *why;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	if ((why = unpatchable(ms)))
+		return why;
 	if (!ms->wanted && !ms->patched) {
 		ms->wanted = 1;
 		__atomic_add_fetch(&n_wanted, 1, __ATOMIC_RELAXED);
@@ -206,8 +216,9 @@ static int context_ready(CUcontext ctx)
 
 int nt_san_patch(CUmodule mod, const char **why)
 {
-	struct mod_state *ms, copy;
+	struct mod_state *ms;
 	nt_san_result r;
+	int patched;
 	double t0;
 
 	if (pthread_mutex_trylock(&patching)) {
@@ -216,17 +227,12 @@ int nt_san_patch(CUmodule mod, const char **why)
 	}
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(modules, &mod, ms);
-	if (ms)
-		copy = *ms;
-	r = !ms ? -1 : copy.broken ? -2 : !context_ready(copy.ctx) ? -3 : copy.device_launches ? -4 : 0;
+	*why = unpatchable(ms);
+	patched = ms && ms->patched;
 	pthread_mutex_unlock(&nt_san.lock);
-	if (r || copy.patched) {
+	if (*why || patched) {
 		pthread_mutex_unlock(&patching);
-		*why = r == -1 ? "module not seen loading"
-		     : r == -3 ? "the block callbacks could not be loaded into the context"
-		     : r == -4 ? DEVICE_LAUNCHES
-			       : "module cannot be instrumented";
-		return r ? -1 : 0;
+		return *why ? -1 : 0;
 	}
 	t0 = nt_now_s();
 	/* Every time: after an unpatch, a module patched again without them
