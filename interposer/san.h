@@ -126,7 +126,8 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f);
  * event was recorded before it (finish with nt_san_native_end). */
 int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream stream, uint64_t seq);
 void nt_san_native_end(CUstream stream);
-/* 1 while some traced configuration still wants native times. */
+/* 1 when a launch to be timed natively found no events: the next
+ * launch's entry should make some (nt_san_native_prepare). */
 int nt_san_native_needed(void);
 /* At a launch's entry into the driver, before its locks (not on a
  * capturing stream): makes the events native timing will need in the

@@ -63,9 +63,10 @@ static struct {
 	CUevent e;
 } pool[POOL_MAX];
 static int n_pool;
-/* Configurations with fewer than PER_CONFIG native times: while there
- * are none, a launch's entry makes no driver call for us. */
-static int needy;
+/* A launch that was to be timed found no events of its context: the
+ * next launch's entry makes some.  Otherwise a launch's entry makes no
+ * driver call for us. */
+static int starved;
 
 /* Two events of ctx from the pool (nt_san.lock held): 0, or -1 when short. */
 static int take_events(CUcontext ctx, CUevent *a, CUevent *b)
@@ -99,7 +100,7 @@ static int put_event(CUcontext ctx, CUevent e)
 
 int nt_san_native_needed(void)
 {
-	return !__atomic_load_n(&off, __ATOMIC_RELAXED) && __atomic_load_n(&needy, __ATOMIC_RELAXED) > 0;
+	return !__atomic_load_n(&off, __ATOMIC_RELAXED) && __atomic_load_n(&starved, __ATOMIC_RELAXED);
 }
 
 void nt_san_native_prepare(void)
@@ -109,6 +110,7 @@ void nt_san_native_prepare(void)
 	int have = 0;
 	CUevent e;
 
+	__atomic_store_n(&starved, 0, __ATOMIC_RELAXED);
 	if (!c || c->cuCtxGetCurrent(&ctx) || !ctx)
 		return;
 	pthread_mutex_lock(&nt_san.lock);
@@ -174,7 +176,6 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 	if (!w && (w = calloc(1, sizeof(*w)))) {
 		w->key = k;
 		HASH_ADD(hh, wants, key, sizeof(k), w);
-		__atomic_add_fetch(&needy, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 }
@@ -202,8 +203,6 @@ static void done(void *cookie)
 	pthread_mutex_lock(&nt_san.lock);
 	t->w->pending--;
 	t->w->got += t->ok;
-	if (t->ok && t->w->got == PER_CONFIG)
-		__atomic_sub_fetch(&needy, 1, __ATOMIC_RELAXED);
 	full_a = put_event(t->ctx, t->before);
 	full_b = put_event(t->ctx, t->after);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -251,10 +250,14 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	ctx = (CUcontext)(uintptr_t)l->context;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND(hh, wants, &k, sizeof(k), w);
-	if (w && w->got + w->pending < PER_CONFIG && !take_events(ctx, &before, &after))
-		w->pending++;
-	else
+	if (w && w->got + w->pending >= PER_CONFIG)
 		w = NULL;
+	else if (w && take_events(ctx, &before, &after)) {
+		__atomic_store_n(&starved, 1, __ATOMIC_RELAXED);	/* made at the next launch's entry */
+		w = NULL;
+	} else if (w) {
+		w->pending++;
+	}
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!w)
 		return 0;
