@@ -207,13 +207,13 @@ $(BUILD)/validate: tests/gpu/progs/validate.cu
 
 # A CUDA injection library that attaches to the Compute Sanitizer with
 # chosen callback domains and nothing patched (what attaching costs).
-$(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c interposer/sanitizer_abi.h
+$(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c tests/gpu/subscribe.h interposer/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
 # The same, printing every graphs callback (exec handles, launch ids, grid
 # ids): what the interposer's graph handling rests on.
-$(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c interposer/sanitizer_abi.h
+$(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c tests/gpu/subscribe.h interposer/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 

@@ -20,16 +20,10 @@
  * The library is $NUCATRACE_SANITIZER_LIB, else
  * /usr/local/cuda/compute-sanitizer/libsanitizer-public.so.
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-#include "interposer/sanitizer_abi.h"
-
-typedef nt_san_result (*subscribe_fn)(nt_san_subscriber *, nt_san_callback, void *);
-typedef nt_san_result (*domain_fn)(uint32_t, nt_san_subscriber, nt_san_domain);
-typedef nt_san_result (*callback_fn)(uint32_t, nt_san_subscriber, nt_san_domain, uint32_t);
+#include "tests/gpu/subscribe.h"
 
 static const char *const graph_cbids[] = {
 	"invalid", "exec-creating", "exec-created", "exec-destroying",
@@ -90,25 +84,13 @@ __attribute__((visibility("default"))) int InitializeInjection(void);
 
 int InitializeInjection(void)
 {
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
-	void *h;
-	subscribe_fn subscribe;
-	domain_fn domain;
-	callback_fn callback;
-	nt_san_subscriber sub;
+	struct test_san s;
 
-	if (!(h = dlopen(lib ? lib : "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so",
-			 RTLD_NOW | RTLD_LOCAL))) {
-		fprintf(stderr, "graphlog: %s\n", dlerror());
+	if (test_subscribe("graphlog", on_callback, &s))
 		return 0;
-	}
-	subscribe = (subscribe_fn)dlsym(h, "sanitizerSubscribe");
-	domain = (domain_fn)dlsym(h, "sanitizerEnableDomain");
-	callback = (callback_fn)dlsym(h, "sanitizerEnableCallback");
-	if (!subscribe || !domain || !callback || subscribe(&sub, on_callback, NULL) ||
-	    domain(1, sub, NT_SAN_CB_DOMAIN_GRAPHS) ||
-	    callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN)) {
-		fprintf(stderr, "graphlog: cannot subscribe\n");
+	if (s.domain(1, s.sub, NT_SAN_CB_DOMAIN_GRAPHS) ||
+	    s.callback(1, s.sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN)) {
+		fprintf(stderr, "graphlog: cannot enable its callbacks\n");
 		return 0;
 	}
 	return 1;

@@ -27,17 +27,12 @@
  * /usr/local/cuda/compute-sanitizer/libsanitizer-public.so.  Prints what
  * it enabled and, at exit, how many callbacks came.
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "interposer/sanitizer_abi.h"
-
-typedef nt_san_result (*subscribe_fn)(nt_san_subscriber *, nt_san_callback, void *);
-typedef nt_san_result (*domain_fn)(uint32_t, nt_san_subscriber, nt_san_domain);
-typedef nt_san_result (*callback_fn)(uint32_t, nt_san_subscriber, nt_san_domain, uint32_t);
+#include "tests/gpu/subscribe.h"
 
 static unsigned long calls;
 
@@ -66,9 +61,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void);
 
 int InitializeInjection(void)
 {
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB"), *what = getenv("SUBCOST");
-	void *h;
-	subscribe_fn subscribe;
+	const char *what = getenv("SUBCOST");
+	struct test_san s;
 	domain_fn domain;
 	callback_fn callback;
 	nt_san_subscriber sub;
@@ -76,18 +70,9 @@ int InitializeInjection(void)
 
 	if (!what)
 		what = "none";
-	if (!(h = dlopen(lib ? lib : "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so",
-			 RTLD_NOW | RTLD_LOCAL))) {
-		fprintf(stderr, "subcost: %s\n", dlerror());
+	if (test_subscribe("subcost", on_callback, &s))
 		return 0;
-	}
-	subscribe = (subscribe_fn)dlsym(h, "sanitizerSubscribe");
-	domain = (domain_fn)dlsym(h, "sanitizerEnableDomain");
-	callback = (callback_fn)dlsym(h, "sanitizerEnableCallback");
-	if (!subscribe || !domain || !callback || subscribe(&sub, on_callback, NULL)) {
-		fprintf(stderr, "subcost: cannot subscribe\n");
-		return 0;
-	}
+	domain = s.domain, callback = s.callback, sub = s.sub;
 	if (has(what, "resource"))
 		bad |= domain(1, sub, NT_SAN_CB_DOMAIN_RESOURCE);
 	if (has(what, "ours"))
