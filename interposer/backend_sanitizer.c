@@ -229,12 +229,14 @@ static int any_patched(void)
 	return p;
 }
 
-/* After nt_inflight_try_switch/try_close: 1 and the switch may go on
- * (end it with switch_end), or 0 and it is given up, when our own thread
- * is in the driver. */
+/* After nt_inflight_try_switch/try_close, at a launch's entry into the
+ * driver: 1 and the switch may go on (end it with switch_end), or 0 and
+ * it is given up, when our own thread stays in the driver for longer
+ * than SWITCH_WAIT_S. */
+#define SWITCH_WAIT_S 0.05
 static int switch_begin(void)
 {
-	if (nt_collector_switch_begin())
+	if (nt_collector_switch_begin(SWITCH_WAIT_S))
 		return 1;
 	nt_inflight_closed(&inflight);
 	return 0;
@@ -699,7 +701,7 @@ static void on_module(const struct nt_san_module_data *d)
 	nt_san_context_patches(d->context);
 	/* Its kernels' first launches cannot patch it: now, if they may be
 	 * traced. */
-	if (nt_collector_from_start() && nt_collector_switch_begin()) {
+	if (nt_collector_from_start() && nt_collector_switch_begin(0)) {
 		const char *why;
 
 		nt_san_patch(d->module, &why);

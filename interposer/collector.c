@@ -96,13 +96,37 @@ void nt_collector_driver_leave(void)
 	__atomic_sub_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
 }
 
-int nt_collector_switch_begin(void)
+/* The collector's calls are short queries (events, device attributes)
+ * that wait for no program thread, so a switch at a launch's entry, where
+ * the program holds no driver lock, waits for them: given up, it came
+ * again only at a later launch, and a window closed that much later (146
+ * launches, all running patched code, in a CI run under
+ * AddressSanitizer).  One that waited in vain, because the collector's
+ * call was itself waiting, makes later switches give up at once until
+ * one begins. */
+static int wait_failed;
+
+int nt_collector_switch_begin(double wait_s)
 {
-	__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST))
-		return 1;
-	__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
-	return 0;
+	double end = 0;
+
+	for (;;) {
+		__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&wait_failed, 0, __ATOMIC_RELAXED);
+			return 1;
+		}
+		__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+		if (wait_s <= 0 || __atomic_load_n(&wait_failed, __ATOMIC_RELAXED))
+			return 0;
+		if (!end)
+			end = nt_now_s() + wait_s;
+		else if (nt_now_s() > end) {
+			__atomic_store_n(&wait_failed, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
 }
 
 void nt_collector_switch_end(void)

@@ -52,10 +52,13 @@ int nt_collector_exhausted(void);
 /* The collector's calls into the driver, between enter and leave (it
  * waits while a switch is under way), and the blocks backend's module
  * switches, between begin (0: not now, the collector is in the driver)
- * and end, exclude each other. */
+ * and end, exclude each other.  A switch waits up to wait_s seconds for
+ * the collector to leave the driver (0 where the caller may hold a
+ * driver lock); after a wait that ran out, none waits until a switch
+ * begins. */
 void nt_collector_driver_enter(void);
 void nt_collector_driver_leave(void);
-int nt_collector_switch_begin(void);
+int nt_collector_switch_begin(double wait_s);
 void nt_collector_switch_end(void);
 /* nt_sampling_from_start() of the policy (0 when not started). */
 int nt_collector_from_start(void);

@@ -5,9 +5,9 @@
  * does), then plays a workload on the fake sanitizer
  * ($NUCATRACE_SANITIZER_LIB) and prints what the simulated GPU ran.
  *
- *   fake_app steps N    a training-like loop: N steps of 24 launches of
- *                       five kernels in three modules (grids of 1 to 3000
- *                       blocks), on two streams
+ *   fake_app steps N [MS]  a training-like loop: N steps of 24 launches
+ *                       of five kernels in three modules (grids of 1 to
+ *                       3000 blocks), on two streams; MS ms apart
  *   fake_app graph R    a graph of three kernel nodes (one function twice)
  *                       replayed R times, with plain launches of the same
  *                       function between replays
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef void (*context_fn)(long);
 typedef void (*module_fn)(long, long);
@@ -95,12 +96,17 @@ int main(int argc, char **argv)
 		static const long mods[] = { 1, 1, 2, 3, 2 };
 		static const int pattern[24] = { 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 4, 1, 3, 0 };
 
-		for (long s = 0; s < n; s++)
+		long pause_ms = argc > 3 ? atol(argv[3]) : 0;
+
+		for (long s = 0; s < n; s++) {
 			for (int i = 0; i < 24; i++) {
 				int k = pattern[i];
 
 				launch(1, mods[k], k + 1, names[k], grids[k], blocks[k], k == 2 ? 4096 : 0, 1 + i % 2);
 			}
+			if (pause_ms)
+				nanosleep(&(struct timespec){ pause_ms / 1000, pause_ms % 1000 * 1000000L }, NULL);
+		}
 	} else if (argc > 1 && !strcmp(argv[1], "graph")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };

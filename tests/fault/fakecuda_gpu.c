@@ -5,12 +5,15 @@
  * while the simulated GPU of fakesanitizer_gpu.c runs launches.  Without
  * FAKECUDA_GPU they fail like every other call of fakecuda.c.  Events
  * are done as soon as they are recorded, 12.5 us apart.
+ * FAKECUDA_UUID_MS=N makes cuDeviceGetUuid take N ms (a thread of the
+ * interposer's held up in the driver).
  */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A call that waited for ever on the H200 when made in a launch's
  * callbacks (fakesanitizer_gpu.c's fakegpu_in_launch): abort, as the
@@ -70,9 +73,13 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 
 CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d)
 {
+	const char *ms = getenv("FAKECUDA_UUID_MS");
+
 	(void)d;
 	if (!gpu())
 		return no();
+	if (ms)
+		nanosleep(&(struct timespec){ atoi(ms) / 1000, atoi(ms) % 1000 * 1000000L }, NULL);
 	for (int i = 0; i < 16; i++)
 		u->bytes[i] = (char)(0x10 + i);
 	return CUDA_SUCCESS;
