@@ -134,6 +134,14 @@ void nt_collector_switch_end(void)
 	__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
 }
 
+int nt_collector_driver_wait(double wait_s)
+{
+	if (!nt_collector_switch_begin(wait_s))
+		return 0;
+	nt_collector_switch_end();
+	return 1;
+}
+
 /* Take the lock if the collector takes work: 1 and locked, or 0 (not
  * started, or stopping) and not locked. */
 static int lock_running(void)
@@ -438,10 +446,12 @@ static void poll_natives(int force)
 	pthread_mutex_unlock(&col.lock);
 	if (!n)
 		return;
-	nt_collector_driver_enter();
 	for (; n; n = next) {
-		int r = n->poll(n->cookie, &n->t.ns);
+		int r;
 
+		nt_collector_driver_enter();
+		r = n->poll(n->cookie, &n->t.ns);
+		nt_collector_driver_leave();
 		next = n->next;
 		if (!r && !force) {
 			n->next = keep;
@@ -454,7 +464,6 @@ static void poll_natives(int force)
 		free(n->kernel);
 		free(n);
 	}
-	nt_collector_driver_leave();
 	if (!keep)
 		return;
 	pthread_mutex_lock(&col.lock);

@@ -60,6 +60,9 @@ void nt_collector_driver_enter(void);
 void nt_collector_driver_leave(void);
 int nt_collector_switch_begin(double wait_s);
 void nt_collector_switch_end(void);
+/* Wait up to wait_s seconds until the collector is not in the driver: a
+ * call it began before is over (1), or 0 when it ran out. */
+int nt_collector_driver_wait(double wait_s);
 /* nt_sampling_from_start() of the policy (0 when not started). */
 int nt_collector_from_start(void);
 uint64_t nt_collector_count(void);
@@ -94,8 +97,9 @@ int nt_collector_wait_release(double timeout_s);
 void nt_collector_kernel(const struct nt_kernel_record *r);
 
 /* A native timing in flight: poll(cookie, &ns) is called from the
- * collector's thread until it returns 1 (done, ns set) or -1 (failed);
- * then done(cookie) (always, also when the collector stops first).
+ * collector's thread, between nt_collector_driver_enter and leave,
+ * until it returns 1 (done, ns set) or -1 (failed); then done(cookie)
+ * (always, also when the collector stops first; not in the driver).
  * t->ns is not read.  -1 (done not called) when it cannot be queued. */
 int nt_collector_native(const struct nt_native_time *t, int (*poll)(void *cookie, int64_t *ns),
 			void (*done)(void *cookie), void *cookie);

@@ -58,7 +58,8 @@ void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches);
 /* At a module's load (nt_san.lock not held): the block callbacks into
  * its context, once. */
 void nt_san_context_patches(CUcontext ctx);
-/* The context is going away (its handle may come back for another). */
+/* The context is going away, and its modules with it (its handle may
+ * come back for another). */
 void nt_san_context_forget(CUcontext ctx);
 void nt_san_module_unloading(CUmodule mod);
 int nt_san_module_patched(CUmodule mod);
@@ -133,8 +134,9 @@ int nt_san_native_needed(void);
  * capturing stream): makes the events native timing will need in the
  * current context (none are made in launch callbacks). */
 void nt_san_native_prepare(void);
-/* The context is going away: its events leave the pool (not destroyed:
- * in a callback; they go with the context). */
+/* The context is going away: its events leave the pool and its timings
+ * in flight are dropped (nothing destroyed: in a callback; they go with
+ * the context).  Waits (briefly) for a query the collector began. */
 void nt_san_native_forget(CUcontext ctx);
 /* A child after fork(). */
 void nt_san_native_reset(void);

@@ -49,13 +49,25 @@ static int n_patched, n_wanted;
  * for: a launch that finds another thread patching does without. */
 static pthread_mutex_t patching = PTHREAD_MUTEX_INITIALIZER;
 
+/* ms is gone (nt_san.lock held). */
+static void module_gone(struct mod_state *ms)
+{
+	n_patched -= ms->patched;
+	__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);
+	HASH_DEL(modules, ms);
+	free(ms);
+}
+
 void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches)
 {
 	struct mod_state *ms;
 
+	/* A handle seen before is a new module now: the driver gives an
+	 * unloaded module's handle to the next one (or its context went,
+	 * and a new one has the same handle), unpatched. */
 	HASH_FIND_PTR(modules, &mod, ms);
 	if (ms)
-		return;
+		module_gone(ms);
 	if (!(ms = calloc(1, sizeof(*ms))))
 		return;
 	ms->mod = mod;
@@ -69,12 +81,8 @@ void nt_san_module_unloading(CUmodule mod)
 	struct mod_state *ms;
 
 	HASH_FIND_PTR(modules, &mod, ms);
-	if (!ms)
-		return;
-	n_patched -= ms->patched;
-	__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);
-	HASH_DEL(modules, ms);
-	free(ms);
+	if (ms)
+		module_gone(ms);
 }
 
 int nt_san_module_patched(CUmodule mod)
@@ -195,6 +203,7 @@ void nt_san_modules_reset(void)
 void nt_san_context_forget(CUcontext ctx)
 {
 	struct ctx_patches *cp;
+	struct mod_state *ms, *tmp;
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(contexts, &ctx, cp);
@@ -202,6 +211,10 @@ void nt_san_context_forget(CUcontext ctx)
 		HASH_DEL(contexts, cp);
 		free(cp);
 	}
+	/* its modules go with it, unload callbacks or not */
+	HASH_ITER(hh, modules, ms, tmp)
+		if (ms->ctx == ctx)
+			module_gone(ms);
 	pthread_mutex_unlock(&nt_san.lock);
 }
 

@@ -13,7 +13,10 @@
  * (PyTorch launching on a stream of its own, session 12, run 8).  Events
  * come from a small pool that nt_san_native_prepare() fills as a launch
  * enters the driver, before its locks (as module switches do), and go
- * back to it; only the collector's thread destroys any.
+ * back to it; only the collector's thread destroys any.  A context that
+ * goes away takes its events with it: timings of it still in flight are
+ * marked dead, never queried again nor put back (the driver may hand the
+ * next context the same handle).
  */
 #include "san.h"
 
@@ -47,15 +50,20 @@ struct timing {
 	struct want *w;
 	char *kernel;		/* the launch data's name lives only in its callback */
 	int ok;
+	int dead;		/* its context went away: no longer w's (nt_san.lock) */
+	struct timing *prev, *next;	/* live (nt_san.lock) */
 };
 
 static struct want *wants;
+static struct timing *live;	/* timings not yet done (nt_san.lock) */
 static const struct nt_cuda *cu;
 static int off;			/* native timing failed once: no more */
 
 /* Events made ahead, per context (nt_san.lock): POOL for each context
- * that launches, at most POOL_MAX in all; an event given back in a
- * launch's callbacks beyond that is leaked, never destroyed there. */
+ * that launches, at most POOL_MAX in all; the collector's thread destroys
+ * a context's events beyond POOL as they come back, and an event given
+ * back in a launch's callbacks to a full pool is leaked, never destroyed
+ * there. */
 #define POOL 8
 #define POOL_MAX 64
 static struct {
@@ -86,12 +94,22 @@ static int take_events(CUcontext ctx, CUevent *a, CUevent *b)
 	return 0;
 }
 
-/* e of ctx back to the pool (nt_san.lock held); 0, or -1 when full. */
-static int put_event(CUcontext ctx, CUevent e)
+static int pooled(CUcontext ctx)
+{
+	int n = 0;
+
+	for (int i = 0; i < n_pool; i++)
+		n += pool[i].ctx == ctx;
+	return n;
+}
+
+/* e of ctx back to the pool (nt_san.lock held); 0, or -1 when full (at
+ * most: the most in all, or POOL of ctx's). */
+static int put_event(CUcontext ctx, CUevent e, int most)
 {
 	if (!e)
 		return 0;
-	if (n_pool == POOL_MAX)
+	if (n_pool == POOL_MAX || (most == POOL && pooled(ctx) >= POOL))
 		return -1;
 	pool[n_pool].ctx = ctx;
 	pool[n_pool++].e = e;
@@ -114,9 +132,7 @@ void nt_san_native_prepare(void)
 	if (!c || c->cuCtxGetCurrent(&ctx) || !ctx)
 		return;
 	pthread_mutex_lock(&nt_san.lock);
-	for (int i = 0; i < n_pool; i++)
-		have += pool[i].ctx == ctx;
-	have = n_pool == POOL_MAX ? POOL : have;
+	have = n_pool == POOL_MAX ? POOL : pooled(ctx);
 	pthread_mutex_unlock(&nt_san.lock);
 	for (; have < POOL; have++) {
 		int kept;
@@ -127,7 +143,7 @@ void nt_san_native_prepare(void)
 			return;
 		}
 		pthread_mutex_lock(&nt_san.lock);
-		kept = !put_event(ctx, e);
+		kept = !put_event(ctx, e, POOL_MAX);
 		pthread_mutex_unlock(&nt_san.lock);
 		if (!kept) {
 			c->cuEventDestroy(e);
@@ -144,18 +160,44 @@ void nt_san_native_forget(CUcontext ctx)
 			pool[i] = pool[--n_pool];	/* gone with their context */
 		else
 			i++;
+	for (struct timing *t = live; t; t = t->next)
+		if (t->ctx == ctx && !t->dead) {
+			t->dead = 1;
+			t->w->pending--;	/* the next context may time it */
+		}
 	pthread_mutex_unlock(&nt_san.lock);
-}
-
-void nt_san_native_reset(void)
-{
-	n_pool = 0;	/* the parent's events */
+	/* a query the collector began before the mark ends first */
+	nt_collector_driver_wait(0.05);
 }
 
 static _Thread_local struct {
 	struct timing *t;
 	struct nt_native_time nt;
 } cur;
+
+void nt_san_native_reset(void)
+{
+	struct want *w, *tmp;
+
+	n_pool = 0;	/* the parent's events and timings */
+	live = NULL;
+	cur.t = NULL;
+	starved = 0;
+	HASH_ITER(hh, wants, w, tmp)
+		w->pending = 0;
+}
+
+/* t is done with (nt_san.lock held). */
+static void unlink_timing(struct timing *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else if (live == t)
+		live = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->prev = t->next = NULL;
+}
 
 static void key_of(const struct nt_launch_info *l, CUfunction f, struct config_key *k)
 {
@@ -180,12 +222,20 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
+/* Between nt_collector_driver_enter and leave. */
 static int poll(void *cookie, int64_t *ns)
 {
 	struct timing *t = cookie;
-	CUresult r = cu->cuEventQuery(t->after);
+	CUresult r;
+	int dead;
 	float ms;
 
+	pthread_mutex_lock(&nt_san.lock);
+	dead = t->dead;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (dead)
+		return -1;
+	r = cu->cuEventQuery(t->after);
 	if (r == CUDA_ERROR_NOT_READY)
 		return 0;
 	if (r || cu->cuEventElapsedTime(&ms, t->before, t->after))
@@ -195,21 +245,30 @@ static int poll(void *cookie, int64_t *ns)
 	return 1;
 }
 
+/* On the collector's thread, never in a launch: events beyond the
+ * context's POOL are destroyed. */
 static void done(void *cookie)
 {
 	struct timing *t = cookie;
-	int full_a, full_b;
+	int full_a = 0, full_b = 0;
 
 	pthread_mutex_lock(&nt_san.lock);
-	t->w->pending--;
-	t->w->got += t->ok;
-	full_a = put_event(t->ctx, t->before);
-	full_b = put_event(t->ctx, t->after);
+	unlink_timing(t);
+	if (!t->dead) {
+		t->w->pending--;
+		t->w->got += t->ok;
+		full_a = put_event(t->ctx, t->before, POOL);
+		full_b = put_event(t->ctx, t->after, POOL);
+	}
 	pthread_mutex_unlock(&nt_san.lock);
-	if (full_a)	/* the collector's thread: not in a launch */
-		cu->cuEventDestroy(t->before);
-	if (full_b)
-		cu->cuEventDestroy(t->after);
+	if (full_a || full_b) {
+		nt_collector_driver_enter();
+		if (full_a)
+			cu->cuEventDestroy(t->before);
+		if (full_b)
+			cu->cuEventDestroy(t->after);
+		nt_collector_driver_leave();
+	}
 	free(t->kernel);
 	free(t);
 }
@@ -219,11 +278,15 @@ static void done(void *cookie)
 static void give_up(struct timing *t, struct want *w)
 {
 	pthread_mutex_lock(&nt_san.lock);
-	if (t) {
-		put_event(t->ctx, t->before);
-		put_event(t->ctx, t->after);
+	if (t)
+		unlink_timing(t);
+	if (!t || !t->dead) {
+		if (t) {
+			put_event(t->ctx, t->before, POOL_MAX);
+			put_event(t->ctx, t->after, POOL_MAX);
+		}
+		w->pending--;
 	}
-	w->pending--;
 	pthread_mutex_unlock(&nt_san.lock);
 	if (t) {
 		free(t->kernel);
@@ -237,6 +300,7 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	struct timing *t;
 	struct want *w;
 	CUevent before = NULL, after = NULL;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUcontext ctx;
 
 	if (cur.t) {	/* the last launch of this thread never ended */
@@ -261,29 +325,38 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!w)
 		return 0;
-	if (!(t = calloc(1, sizeof(*t))) || !(t->kernel = strdup(l->kernel))) {
+	/* a launch being captured runs nothing now: its events would be
+	 * nodes of the program's graph */
+	t = NULL;
+	if (!cu->cuStreamIsCapturing(stream, &cap) && cap == CU_STREAM_CAPTURE_STATUS_NONE &&
+	    (t = calloc(1, sizeof(*t))) && !(t->kernel = strdup(l->kernel))) {
 		free(t);
 		t = NULL;
-	} else {
+	}
+	if (t) {
 		t->ctx = ctx;
 		t->before = before;
 		t->after = after;
+		t->w = w;
 	}
-	if (!t) {	/* out of memory: the events go back */
-		pthread_mutex_lock(&nt_san.lock);
-		put_event(ctx, before);
-		put_event(ctx, after);
+	pthread_mutex_lock(&nt_san.lock);
+	if (!t) {	/* capturing, or out of memory: the events go back */
+		put_event(ctx, before, POOL_MAX);
+		put_event(ctx, after, POOL_MAX);
 		w->pending--;
 		pthread_mutex_unlock(&nt_san.lock);
 		return 0;
 	}
+	if ((t->next = live))
+		live->prev = t;
+	live = t;
+	pthread_mutex_unlock(&nt_san.lock);
 	if (cu->cuEventRecord(t->before, stream)) {
 		nt_warn("cannot time untraced launches with events; the trace has no native times");
 		__atomic_store_n(&off, 1, __ATOMIC_RELAXED);
 		give_up(t, w);
 		return 0;
 	}
-	t->w = w;
 	cur.t = t;
 	cur.nt.l = *l;
 	cur.nt.l.kernel = t->kernel;

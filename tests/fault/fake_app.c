@@ -20,6 +20,10 @@
  *                       nodes (one function twice), each launched once (and
  *                       destroyed, its handle reused by the exec made after
  *                       the next two)
+ *   fake_app ctx-cycle N MS  the loop of `steps` for N steps, then its
+ *                       context destroyed and made again (the same handle,
+ *                       its modules loaded again), N steps more, MS ms of
+ *                       rest before the end
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -40,6 +44,8 @@ typedef void (*graph_fn)(long, long, int, const long *, const long *, const char
 
 static launch_fn launch;
 static long per_thread;
+static const char *const names[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf", "_Z5triadPfS_S_",
+				     "_Z6reduceIfEvPT_" };
 
 static void *launcher(void *arg)
 {
@@ -62,13 +68,35 @@ static void *sym(void *h, const char *name)
 	return p;
 }
 
+static void pause_ms(long ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000L }, NULL);
+}
+
+/* n steps of the training-like loop, ms ms apart */
+static void steps(long n, long ms)
+{
+	/* kernel k: module, function, grid, block */
+	static const unsigned grids[] = { 264, 1, 64, 3000, 2 }, blocks[] = { 128, 32, 256, 256, 1024 };
+	static const long mods[] = { 1, 1, 2, 3, 2 };
+	static const int pattern[24] = { 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 4, 1, 3, 0 };
+
+	for (long s = 0; s < n; s++) {
+		for (int i = 0; i < 24; i++) {
+			int k = pattern[i];
+
+			launch(1, mods[k], k + 1, names[k], grids[k], blocks[k], k == 2 ? 4096 : 0, 1 + i % 2);
+		}
+		if (ms)
+			pause_ms(ms);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *cuda = getenv("NUCATRACE_LIBCUDA"), *san = getenv("NUCATRACE_SANITIZER_LIB");
 	void *hc = cuda ? dlopen(cuda, RTLD_NOW) : NULL, *hs;
 	int (*init)(unsigned) = hc ? (int (*)(unsigned))dlsym(hc, "cuInit") : NULL;
-	static const char *const names[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf", "_Z5triadPfS_S_",
-					     "_Z6reduceIfEvPT_" };
 	long n = argc > 2 ? atol(argv[2]) : 10;
 	context_fn context;
 	module_fn module;
@@ -91,22 +119,21 @@ int main(int argc, char **argv)
 	for (long m = 1; m <= 3; m++)
 		module(1, m);
 	if (argc > 1 && !strcmp(argv[1], "steps")) {
-		/* kernel k: module, function, grid, block */
-		static const unsigned grids[] = { 264, 1, 64, 3000, 2 }, blocks[] = { 128, 32, 256, 256, 1024 };
-		static const long mods[] = { 1, 1, 2, 3, 2 };
-		static const int pattern[24] = { 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 1, 0, 2, 0, 2, 4, 1, 0, 2, 3, 4, 1, 3, 0 };
+		steps(n, argc > 3 ? atol(argv[3]) : 0);
+	} else if (argc > 1 && !strcmp(argv[1], "ctx-cycle")) {
+		void (*destroy)(long) = (void (*)(long))sym(hs, "fakegpu_context_destroy");
+		void (*destroyed)(void) = (void (*)(void))dlsym(hc, "fakecuda_context_destroyed");
 
-		long pause_ms = argc > 3 ? atol(argv[3]) : 0;
-
-		for (long s = 0; s < n; s++) {
-			for (int i = 0; i < 24; i++) {
-				int k = pattern[i];
-
-				launch(1, mods[k], k + 1, names[k], grids[k], blocks[k], k == 2 ? 4096 : 0, 1 + i % 2);
-			}
-			if (pause_ms)
-				nanosleep(&(struct timespec){ pause_ms / 1000, pause_ms % 1000 * 1000000L }, NULL);
-		}
+		steps(n, 0);
+		destroy(1);
+		if (destroyed)
+			destroyed();
+		context(1);
+		for (long m = 1; m <= 3; m++)
+			module(1, m);
+		steps(n, 0);
+		if (argc > 3)
+			pause_ms(atol(argv[3]));
 	} else if (argc > 1 && !strcmp(argv[1], "graph")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
@@ -156,7 +183,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|graph|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|ctx-cycle|graph|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

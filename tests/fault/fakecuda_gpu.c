@@ -6,7 +6,11 @@
  * FAKECUDA_GPU they fail like every other call of fakecuda.c.  Events
  * are done as soon as they are recorded, 12.5 us apart.
  * FAKECUDA_UUID_MS=N makes cuDeviceGetUuid take N ms (a thread of the
- * interposer's held up in the driver).
+ * interposer's held up in the driver).  FAKECUDA_EVENT_MS=N makes an
+ * event complete N ms after it is recorded.  An event used after its
+ * context was destroyed (fakecuda_context_destroyed(), which fake_app
+ * calls as it destroys the context) aborts: the driver may have given its
+ * handle to another event by then.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -127,44 +131,107 @@ CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 	return CUDA_SUCCESS;
 }
 
+/* Events by handle: the context generation they were made in, and when
+ * they were last recorded (ns). */
+#define MAX_EVENTS 65536
+static struct {
+	unsigned gen;
+	long long recorded;
+} events[MAX_EVENTS];
+static unsigned ctx_gen = 1;
+
+__attribute__((visibility("default"))) void fakecuda_context_destroyed(void)
+{
+	__atomic_add_fetch(&ctx_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* e's slot; aborts when its context is gone. */
+static long event_slot(CUevent e, const char *what)
+{
+	long id = (long)(uintptr_t)e;
+
+	if (id <= 0 || id >= MAX_EVENTS)
+		return 0;
+	if (__atomic_load_n(&events[id].gen, __ATOMIC_SEQ_CST) != __atomic_load_n(&ctx_gen, __ATOMIC_SEQ_CST)) {
+		fprintf(stderr, "fake cuda: %s on an event of a destroyed context\n", what);
+		abort();
+	}
+	return id;
+}
+
+/* 1 when e's last record has completed. */
+static int event_done(long id)
+{
+	const char *ms = getenv("FAKECUDA_EVENT_MS");
+
+	return !ms || now_ns() >= __atomic_load_n(&events[id].recorded, __ATOMIC_SEQ_CST) + atoll(ms) * 1000000LL;
+}
+
 CUresult cuEventCreate(CUevent *e, unsigned int flags)
 {
 	static long next = 1;
+	long id;
 
 	(void)flags;
 	if (!gpu())
 		return no();
 	hangs_in_launch("cuEventCreate");
-	*e = (CUevent)__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	id = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	if (id < MAX_EVENTS)
+		__atomic_store_n(&events[id].gen, __atomic_load_n(&ctx_gen, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
+	*e = (CUevent)id;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuEventRecord(CUevent e, CUstream s)
 {
-	(void)e, (void)s;
-	return gpu() ? CUDA_SUCCESS : no();
+	long id;
+
+	(void)s;
+	if (!gpu())
+		return no();
+	if ((id = event_slot(e, "cuEventRecord")))
+		__atomic_store_n(&events[id].recorded, now_ns(), __ATOMIC_SEQ_CST);
+	return CUDA_SUCCESS;
 }
 
 CUresult cuEventQuery(CUevent e)
 {
-	(void)e;
-	return gpu() ? CUDA_SUCCESS : no();
+	long id;
+
+	if (!gpu())
+		return no();
+	id = event_slot(e, "cuEventQuery");
+	return !id || event_done(id) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
-	(void)a, (void)b;
+	long ia, ib;
+
 	if (!gpu())
 		return no();
+	ia = event_slot(a, "cuEventElapsedTime");
+	ib = event_slot(b, "cuEventElapsedTime");
+	if ((ia && !event_done(ia)) || (ib && !event_done(ib)))
+		return CUDA_ERROR_NOT_READY;
 	*ms = 0.0125f;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuEventDestroy(CUevent e)
 {
-	(void)e;
 	if (!gpu())
 		return no();
 	hangs_in_launch("cuEventDestroy");
+	event_slot(e, "cuEventDestroy");
 	return CUDA_SUCCESS;
 }

@@ -410,6 +410,22 @@ __attribute__((visibility("default"))) void fakegpu_context(long ctx)
 	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_CREATION_FINISHED, &d);
 }
 
+/* cuCtxDestroy of ctx (the simulated GPU's only one): the callback, then
+ * its modules and their data are gone. */
+__attribute__((visibility("default"))) void fakegpu_context_destroy(long ctx)
+{
+	struct nt_san_context_data d = { (CUcontext)ctx, 0 };
+
+	run_pending();
+	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+	pthread_mutex_lock(&g.lock);
+	memset(g.patched, 0, sizeof(g.patched));
+	memset(g.instr, 0, sizeof(g.instr));
+	memset(g.fdata, 0, sizeof(g.fdata));
+	memset(g.fset, 0, sizeof(g.fset));
+	pthread_mutex_unlock(&g.lock);
+}
+
 __attribute__((visibility("default"))) void fakegpu_module(long ctx, long mod)
 {
 	struct nt_san_module_data d = { (CUcontext)ctx, (CUmodule)mod, 0, NULL, NULL };
