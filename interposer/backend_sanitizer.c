@@ -47,7 +47,8 @@
  * driver (its driver API callback, before the launch callbacks):
  * switch_before_launch() patches the modules earlier traced launches
  * asked for (those launches are dropped: the first launch of a module's
- * kernels in a window is not traced) and closes windows.  Never in a
+ * kernels in a window is not traced, the kernel's next one is instead)
+ * and closes windows.  Never in a
  * graph launch (there patching hung too).  And only while one thread at
  * a time uses CUDA: with other threads in the driver a switch in a launch
  * callback hung (8 threads x 4 streams: the launch held the driver's lock
@@ -276,18 +277,30 @@ static void try_close(void)
  * launch held, for ever (PyTorch's optimizer step on a stream of its own,
  * session 12, run 5).  It asks for it instead, and switch_before_launch()
  * patches it as the next launch enters the driver, before its locks. */
+static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)",
+		  GRAPH_LATER[] = "its module was not instrumented (a graph launch cannot switch modules; it is "
+				  "instrumented before a later plain launch)";
+
 static const char *patch(CUmodule mod)
 {
 	const char *why;
 
 	if (module_patched(mod))
 		return NULL;
-	if (tl.graph)
-		return "its module was not instrumented (a graph launch cannot switch modules)";
 	pthread_mutex_lock(&nt_san.lock);
 	why = nt_san_want(mod);
 	pthread_mutex_unlock(&nt_san.lock);
-	return why ? why : "its module is instrumented before a later launch (modules are patched outside launches)";
+	return why ? why : tl.graph ? GRAPH_LATER : LATER;
+}
+
+/* A traced launch dropped with why: when its module is patched before
+ * the kernel's next launch, that one is traced instead (the sampling's
+ * pick moves to it). */
+static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *why)
+{
+	nt_collector_dropped(seq, l, why);
+	if (why == LATER || why == GRAPH_LATER)
+		nt_collector_retry(l->kernel);
 }
 
 /* At a launch's entry into the driver (its API callback, before the
@@ -314,7 +327,8 @@ static void before_launch(CUstream stream)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	int switching = nt_san_any_wanted() || nt_inflight_close_wanted(&inflight),
+	/* modules stay wanted between windows: patched when one is open */
+	int switching = (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
 	    events = nt_san_native_needed();
 
 	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
@@ -491,7 +505,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		if (!why)
 			why = trace(d, d->hStream, &l, seq, launch_data);
 		if (why)
-			nt_collector_dropped(seq, &l, why);
+			dropped(seq, &l, why);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched()) {
 		/* Patched code may run: it must find no data (not even a
@@ -682,7 +696,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		if (!why)
 			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)
-			nt_collector_dropped(seq, &l, why);
+			dropped(seq, &l, why);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched())
 		node_without_data(d);

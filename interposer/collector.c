@@ -53,6 +53,7 @@ static struct {
 	struct nt_sampling *sampling;
 	uint64_t seq;			/* atomic: launches so far */
 	int exhausted;			/* atomic: the policy traces nothing more */
+	int open;			/* atomic: a window is open (its last decision) */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
 	struct native *natives;
@@ -231,6 +232,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 		if (nt_sampling_needs_demangled(col.sampling, l->kernel))
 			dm = nt_demangle(l->kernel);
 		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
+		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
 		if (nt_sampling_exhausted(col.sampling))
 			__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
 	}
@@ -238,6 +240,14 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	pthread_mutex_unlock(&col.lock);
 	free(dm);
 	return flags;
+}
+
+void nt_collector_retry(const char *kernel)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop && col.sampling)
+		nt_sampling_retry(col.sampling, kernel);
+	pthread_mutex_unlock(&col.lock);
 }
 
 int nt_collector_from_start(void)
@@ -253,13 +263,7 @@ int nt_collector_from_start(void)
 
 int nt_collector_window_open(void)
 {
-	int r = 0;
-
-	pthread_mutex_lock(&col.lock);
-	if (col.started && !col.stop && col.sampling)
-		r = nt_sampling_open(col.sampling);
-	pthread_mutex_unlock(&col.lock);
-	return r;
+	return __atomic_load_n(&col.open, __ATOMIC_RELAXED);
 }
 
 void nt_collector_window_done(void)
@@ -601,6 +605,7 @@ void nt_collector_stop(void)
 	wait_pending(col.cfg.exit_wait_s);
 	pthread_mutex_lock(&col.lock);
 	col.stop = 1;
+	__atomic_store_n(&col.open, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&col.progress);
 	pthread_mutex_unlock(&col.lock);

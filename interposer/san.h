@@ -69,9 +69,10 @@ int nt_san_any_patched(void);
  * launch's callbacks): 0, or -1 with the reason in *why. */
 int nt_san_patch(CUmodule mod, const char **why);
 /* A module a traced launch needed (nt_san.lock held), patched by
- * nt_san_patch_wanted() before a later launch, outside the launch's
- * callbacks (nt_san.lock not held): NULL, or the reason it never will be.
- * Closing a window (nt_san_unpatch_all) forgets what was asked for. */
+ * nt_san_patch_wanted() before a later launch in the window, outside the
+ * launch's callbacks (nt_san.lock not held): NULL, or the reason it never
+ * will be.  Closing a window (nt_san_unpatch_all) forgets what was asked
+ * for. */
 const char *nt_san_want(CUmodule mod);
 int nt_san_any_wanted(void);
 void nt_san_patch_wanted(void);

@@ -22,6 +22,8 @@ struct kernel_count {
 	int match;		/* passes the match= filter (decided at first sight) */
 	int64_t window;		/* the window it was last traced in */
 	int quota;		/* ... then with first= launches still to trace */
+	int64_t retried;	/* the window of its last retry (nt_sampling_retry) */
+	int awaited;		/* ... whose pick its next launch is */
 	char name[];		/* mangled */
 };
 
@@ -42,6 +44,7 @@ struct nt_sampling {
 	int open;
 	int64_t in_window, since_traced;
 	int64_t quota_kernels;		/* traced in the window, first= not done */
+	int64_t retry_kernels;		/* awaited in the window: a pick to retry */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
 };
 
@@ -306,7 +309,7 @@ static int window_done(const struct nt_sampling *s, int picked)
 {
 	if (s->since_traced >= idle_limit(s) || nt_sampling_exhausted(s))
 		return 1;
-	return !s->window && !s->all && !picked && !s->quota_kernels;
+	return !s->window && !s->all && !picked && !s->quota_kernels && !s->retry_kernels;
 }
 
 /* A traced launch of k (counted) in the open window. */
@@ -342,6 +345,11 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		close = s->open && window_done(s, 0);
 		goto out;
 	}
+	if (k->awaited && (!s->open || k->retried != s->windows)) {
+		/* its retry's window closed first: that pick is gone */
+		k->awaited = 0;
+		k->seen++;
+	}
 	selectable = k->match && (!s->max || s->traced < s->max);
 	pick = selectable && picks(s, k);
 	close = s->open && ((s->window && s->in_window >= s->window) || window_done(s, pick));
@@ -358,6 +366,7 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		s->in_window = 0;
 		s->since_traced = 0;
 		s->quota_kernels = 0;
+		s->retry_kernels = 0;
 		s->windows++;
 	}
 	if (!s->open || close) {
@@ -371,6 +380,10 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 	if (k->match)
 		k->seen++;
 	if (pick) {
+		if (k->awaited) {	/* the retry, in its window */
+			k->awaited = 0;
+			s->retry_kernels--;
+		}
 		note_traced(s, k);
 		return NT_SAMPLE_TRACE;
 	}
@@ -382,6 +395,23 @@ out:
 	s->spent += now - s->opened_at;
 	s->closed_at = now;
 	return NT_SAMPLE_CLOSE;
+}
+
+void nt_sampling_retry(struct nt_sampling *s, const char *mangled)
+{
+	struct kernel_count *k = NULL;
+
+	if (mangled)
+		HASH_FIND_STR(s->counts, mangled, k);
+	if (!k || !s->open || k->retried == s->windows)
+		return;
+	k->retried = s->windows;
+	k->awaited = 1;
+	s->retry_kernels++;
+	if (k->seen > 0)
+		k->seen--;
+	if (s->traced > 0)
+		s->traced--;
 }
 
 int nt_sampling_open(const struct nt_sampling *s)

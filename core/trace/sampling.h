@@ -53,6 +53,9 @@
  * selected once no kernel traced in it has first= launches to come (only
  * all keeps a window open through launches it does not select); first=
  * and every= count every launch of the kernel, inside windows or not.
+ * A selected launch that the interposer cannot trace yet (its module is
+ * instrumented only before a later launch) hands its selection to the
+ * kernel's next launch (nt_sampling_retry), and the window waits for it.
  *
  * NT_SAMPLING_DEFAULT, one window of 1,000 consecutive launches after the
  * first 1,000 (past warm-up), and more as the run goes on, taking at most
@@ -115,6 +118,13 @@ int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
  * before their first launch (a kernel's first launch cannot patch its
  * module: docs/interposer.md). */
 int nt_sampling_from_start(const struct nt_sampling *s);
+/* The launch of this kernel just decided NT_SAMPLE_TRACE could not be
+ * traced for a reason its next launch will not have (its module is
+ * instrumented before it): the pick moves to the kernel's next launch,
+ * which a window without window= stays open for (until idle=; a pick
+ * whose window closes first is gone).  Once per kernel and window; the
+ * launch then counts as not traced (max=). */
+void nt_sampling_retry(struct nt_sampling *s, const char *mangled);
 /* 1 while a window is open. */
 int nt_sampling_open(const struct nt_sampling *s);
 /* 1 when no launch can be traced any more (none, or max= reached). */

@@ -281,6 +281,55 @@ static void test_idle(void **state)
 	nt_sampling_free(s);
 }
 
+/* nt_sampling_retry: a pick that could not be traced moves to the
+ * kernel's next launch, the window staying open for it up to idle=; once
+ * per kernel and window; a retry whose window closes first is gone. */
+static void test_retry(void **state)
+{
+	struct nt_sampling_stats st;
+	struct nt_sampling *s = parse_ok("every=5,idle=3,max=2");
+
+	(void)state;
+	/* a's launch 0 is picked (the window opens) and retried: b's two
+	 * launches keep the window open, a's launch 1 is picked instead */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_retry(s, "_Z1av");
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);	/* b's 0 */
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	/* a second retry in one window is refused: the pick stays taken */
+	nt_sampling_retry(s, "_Z1av");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	/* max=2 counts the traced launches only: b's and a's second pick */
+	nt_sampling_stats(s, 0, &st);
+	assert_int_equal(st.traced, 2);
+	assert_int_equal(nt_sampling_exhausted(s), 1);
+	nt_sampling_free(s);
+
+	/* a retry whose window idles out first: the pick is gone, and a's
+	 * next launch opens no window (its next pick is launch 5) */
+	s = parse_ok("every=5,idle=2");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_retry(s, "_Z1av");
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	for (int i = 1; i < 5; i++)	/* a's launches 1-4 */
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+
+	/* nothing to retry outside a window, or for an unknown kernel */
+	s = parse_ok("every=5");
+	nt_sampling_retry(s, "_Z1av");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_retry(s, "_Z1zv");
+	nt_sampling_retry(s, NULL);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+}
+
 /* budget=P: a window opens only while the time in windows, the
  * unpatching included, is at most P% of the time since the first launch. */
 static void test_budget(void **state)
@@ -425,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_exhausted),
 		cmocka_unit_test(test_from_start),
