@@ -104,6 +104,7 @@ static _Thread_local struct {
 	CUgraphExec exec;	/* the graph launch's */
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
+	int took;		/* ... record buffers taken for a node */
 	int moved;		/* ... on another stream than the exec's last */
 } tl;
 
@@ -323,14 +324,17 @@ static void switch_before_launch(void)
  * of its own is in flight, and the stream is not being captured (under
  * global capture mode a call that may synchronise would break the
  * capture). */
+static void graph_end(void);
+
 static void before_launch(CUstream stream)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	/* modules stay wanted between windows: patched when one is open */
 	int switching = (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
 	    events = nt_san_native_needed();
 
+	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
+		graph_end();
 	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
@@ -431,9 +435,12 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 		return "grid larger than 2^32 blocks";
 	if ((why = patch(d->module)))
 		return why;
+	/* a graph launch's nodes run once it is queued: a node waiting for
+	 * the runs earlier nodes of it hold would wait in vain */
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
-			      l->grid[0], l->grid[1], &why)))
+			      l->grid[0], l->grid[1], !tl.graph || !tl.took, &why)))
 		return why;
+	tl.took |= tl.graph;
 	rec = nt_san_hold_records(h, &tag);
 	if ((why = set_data(d, nt_san_hold_desc(h)))) {
 		nt_san_release(h);
@@ -483,6 +490,8 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	if (graph_node(d))
 		return;
 	end_launch();
+	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
+		graph_end();
 	if (nt_collector_exhausted() && !any_patched()) {
 		nt_collector_count();
 		pending_dyn_smem = -1;
@@ -555,7 +564,7 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 	int set;
 
 	if (!desc) {	/* filed in this launch, not traced after all */
-		if (nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId))
+		if (nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId, 0))
 			function_data(d->function, NULL);	/* none of its nodes records */
 		return NULL;
 	}
@@ -567,7 +576,7 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 	if (!table)
 		return why;
 	if (set && function_data(d->function, table)) {
-		nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId);
+		nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId, 1);
 		return "cannot pass the record buffer to the launch";
 	}
 	return NULL;
@@ -615,7 +624,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.synced = 0;
+	tl.synced = tl.took = 0;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another

@@ -88,11 +88,11 @@ int nt_san_unpatch_all(void);
 void nt_san_context_destroyed(CUcontext ctx);
 /* A record run for a traced launch of `blocks` blocks on ctx, its
  * descriptor (naming the launch's grid id, kernels/blockrec.h) copied on
- * stream: may wait up to nt_san.cfg.wait_s for room (nt_san.lock not
- * held).  The hold for nt_collector_traced(), or NULL with the reason in
- * *why. */
+ * stream: may wait up to nt_san.cfg.wait_s for room, when may_wait
+ * (nt_san.lock not held).  The hold for nt_collector_traced(), or NULL
+ * with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, const char **why);
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, int may_wait, const char **why);
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
@@ -110,9 +110,11 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
 			     const char **why);
 /* A node filed in this launch is not traced after all: its entry back to
- * none.  -1 when that failed (the kernel's data must then be none). */
+ * none (unhand: and the table was not made the kernel's data: the next
+ * node filed sets it).  -1 when that failed (the kernel's data must then
+ * be none). */
 int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
-		       uint64_t gridid);
+		       uint64_t gridid, int unhand);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
 /* exec's handle now names another exec: the old one's tables go (their

@@ -159,7 +159,7 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 }
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, const char **why)
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, int may_wait, const char **why)
 {
 	double deadline = nt_now_s() + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
@@ -172,6 +172,12 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 	}
 	while ((st = take_run(ctx, stream, blocks, h)) == NT_RECPOOL_FULL) {
 		left = deadline - nt_now_s();
+		if (!may_wait) {
+			*why = "record buffers full (held by earlier nodes of its graph launch, which run only "
+			       "once it is queued)";
+			free(h);
+			return NULL;
+		}
 		if (left <= 0) {
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
 			free(h);

@@ -175,15 +175,15 @@ static int empty(struct table *t, nt_san_stream stream)
 
 	if (!img)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		img[i] = (struct nt_node_entry){ t->host[i].key, NULL };
+	/* keys too: node grid ids an exec update replaced would fill it */
+	memset(img, 0, n * sizeof(*img));
 	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev), img, n * sizeof(*img), stream)) {
 		free(img);
 		return -1;
 	}
 	free(t->host);
 	t->host = img;
-	t->live = 0;
+	t->live = t->n = 0;
 	return 0;
 }
 
@@ -206,8 +206,9 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 	pthread_mutex_lock(&lock);
 	if (!(t = table_of(&k, ctx)))
 		goto out;
-	if (t->dev && t->launch != launch && t->live && !*synced) {
-		/* The exec's last launch may still read the entries. */
+	if (t->dev && t->launch != launch && (t->live || t->handed) && !*synced) {
+		/* The exec's last launch may still read the entries (also when
+		 * its descriptors were taken back: it has the table). */
 		pthread_mutex_unlock(&lock);
 		if (nt_san.sanitizerStreamSynchronize(stream)) {
 			*why = "cannot wait for its graph exec's last launch";
@@ -219,7 +220,7 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, C
 			goto out;
 	}
 	if (t->dev && t->launch != launch) {	/* its first handout in this launch */
-		if (t->live && empty(t, stream)) {
+		if ((t->live || t->n) && empty(t, stream)) {
 			*why = "cannot pass the record buffer to the launch";
 			goto out;
 		}
@@ -247,7 +248,7 @@ out:
 }
 
 int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
-		       uint64_t gridid)
+		       uint64_t gridid, int unhand)
 {
 	struct table_key k = { exec, f };
 	struct table *t;
@@ -260,6 +261,8 @@ int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_s
 
 		if (t->host[i].desc)
 			ret = put(t, i, (struct nt_node_entry){ gridid + 1, NULL }, stream);
+		if (unhand)
+			t->handed = 0;
 	}
 	pthread_mutex_unlock(&lock);
 	return ret;

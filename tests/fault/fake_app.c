@@ -11,6 +11,8 @@
  *   fake_app graph R    a graph of three kernel nodes (one function twice)
  *                       replayed R times, with plain launches of the same
  *                       function between replays
+ *   fake_app graph-big R  a graph of three kernel nodes of 600 blocks
+ *                       each, replayed R times
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
  *                       functions, launched R times, then updated in place
  *                       so that two nodes run one function, R times more
@@ -143,6 +145,13 @@ int main(int argc, char **argv)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 			launch(1, 1, 1, names[0], 100, 128, 0, 2);
 		}
+	} else if (argc > 1 && !strcmp(argv[1], "graph-big")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 2, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 600, 600, 600 }, blocks[] = { 128, 128, 256 };
+
+		for (long r = 0; r < n; r++)
+			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 	} else if (argc > 1 && !strcmp(argv[1], "graph-streams")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
@@ -183,7 +192,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|ctx-cycle|graph|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|ctx-cycle|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -20,6 +20,9 @@
  * test can check that every untraced launch ran the program's own code
  * and every traced one recorded every block.
  *
+ * With FAKESANITIZER_GRAPH_NO_END=N the N-th graph launch (from 1) has
+ * no end callback, as when it fails.
+ *
  * With FAKESANITIZER_CHILDREN=N every grid, plain or graph node, launches
  * N children from the device, as dynamic parallelism does: grids of the
  * same shape with grid ids of their own, that the host never hears of
@@ -553,7 +556,13 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 			g.no_data_set++;
 	}
 	pthread_mutex_unlock(&g.lock);
-	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
+	{
+		static long launches;
+		const char *no_end = getenv("FAKESANITIZER_GRAPH_NO_END");
+
+		if (!no_end || ++launches != atol(no_end))
+			call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_END, &gl);
+	}
 	launch.loading = 0;
 	run_pending();	/* the last graph launch, late */
 	pthread_mutex_lock(&g.lock);
