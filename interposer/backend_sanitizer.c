@@ -105,6 +105,8 @@ static _Thread_local struct {
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
 	int took;		/* ... record buffers taken for a node */
+	CUfunction retried[8];	/* ... kernels whose pick a node handed on */
+	int n_retried;
 	int moved;		/* ... on another stream than the exec's last */
 } tl;
 
@@ -259,6 +261,14 @@ static void try_close(void)
 
 	if (!nt_inflight_try_close(&inflight, 0))
 		return;
+	if (nt_collector_window_open()) {
+		/* another opened since the close was decided (at a graph
+		 * launch's node, say): it goes on with the modules as they
+		 * are, and with what it asked for */
+		nt_inflight_closed(&inflight);
+		nt_collector_window_done();
+		return;
+	}
 	if (!switch_begin()) {
 		/* our own thread is in the driver: at a later launch */
 		nt_inflight_want_close(&inflight);
@@ -294,14 +304,28 @@ static const char *patch(CUmodule mod)
 	return why ? why : tl.graph ? GRAPH_LATER : LATER;
 }
 
-/* A traced launch dropped with why: when its module is patched before
- * the kernel's next launch, that one is traced instead (the sampling's
- * pick moves to it). */
-static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *why)
+/* A traced launch of f dropped with why: when its module is patched
+ * before the kernel's next launch, that one is traced instead (the
+ * sampling's pick moves to it).  A graph node's goes past the kernel's
+ * other nodes in the same graph launch (on_graph_node), which cannot
+ * patch either. */
+static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *why, CUfunction f)
 {
 	nt_collector_dropped(seq, l, why);
-	if (why == LATER || why == GRAPH_LATER)
-		nt_collector_retry(l->kernel);
+	if (why != LATER && why != GRAPH_LATER)
+		return;
+	nt_collector_retry(l->kernel);
+	if (tl.graph && tl.n_retried < (int)(sizeof(tl.retried) / sizeof(tl.retried[0])))
+		tl.retried[tl.n_retried++] = f;
+}
+
+/* 1 when a node of f handed its pick on in this graph launch. */
+static int retried_here(CUfunction f)
+{
+	for (int i = 0; i < tl.n_retried; i++)
+		if (tl.retried[i] == f)
+			return 1;
+	return 0;
 }
 
 /* At a launch's entry into the driver (its API callback, before the
@@ -440,7 +464,6 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
 			      l->grid[0], l->grid[1], !tl.graph || !tl.took, &why)))
 		return why;
-	tl.took |= tl.graph;
 	rec = nt_san_hold_records(h, &tag);
 	if ((why = set_data(d, nt_san_hold_desc(h)))) {
 		nt_san_release(h);
@@ -451,6 +474,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 		nt_san_release(h);
 		return "collector stopping or out of memory";
 	}
+	tl.took |= tl.graph;
 	nt_san_native_want(l, d->function);
 	return NULL;
 }
@@ -514,7 +538,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		if (!why)
 			why = trace(d, d->hStream, &l, seq, launch_data);
 		if (why)
-			dropped(seq, &l, why);
+			dropped(seq, &l, why, d->function);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched()) {
 		/* Patched code may run: it must find no data (not even a
@@ -624,7 +648,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.synced = tl.took = 0;
+	tl.synced = tl.took = tl.n_retried = 0;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
@@ -684,6 +708,11 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	tl.launch_id = g->launchId;
 	l.graph_node = id_of(&graph_nodes, g->node);
 	l.graph_launch = g->launchId;
+	if (retried_here(d->function) && !module_patched(d->module)) {
+		/* its kernel's pick waits for a launch that can be traced */
+		nt_collector_count();
+		return;
+	}
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
 		nt_inflight_want_close(&inflight);	/* done at a later plain launch */
@@ -705,7 +734,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		if (!why)
 			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)
-			dropped(seq, &l, why);
+			dropped(seq, &l, why, d->function);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched())
 		node_without_data(d);

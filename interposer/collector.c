@@ -137,10 +137,19 @@ void nt_collector_switch_end(void)
 
 int nt_collector_driver_wait(double wait_s)
 {
-	if (!nt_collector_switch_begin(wait_s))
-		return 0;
-	nt_collector_switch_end();
-	return 1;
+	double end = nt_now_s() + wait_s;
+
+	for (;;) {
+		__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST)) {
+			__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+			return 1;
+		}
+		__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+		if (nt_now_s() > end)
+			return 0;
+		nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
 }
 
 /* Take the lock if the collector takes work: 1 and locked, or 0 (not
@@ -192,6 +201,7 @@ static void after_fork_child(void)
 	col.kheap = NULL;
 	col.natives = NULL;
 	col.abandon = 0;
+	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
 	col.sink = col.started ? nt_sink_new(&col.cfg, col.backend, nt_sampling_string(col.sampling), NULL) : NULL;
 	if (!col.sink)
 		col.started = 0;
@@ -245,8 +255,11 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 void nt_collector_retry(const char *kernel)
 {
 	pthread_mutex_lock(&col.lock);
-	if (col.started && !col.stop && col.sampling)
+	if (col.started && !col.stop && col.sampling) {
 		nt_sampling_retry(col.sampling, kernel);
+		/* it may have undone max='s last pick */
+		__atomic_store_n(&col.exhausted, nt_sampling_exhausted(col.sampling), __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&col.lock);
 }
 

@@ -62,10 +62,13 @@ void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches)
 {
 	struct mod_state *ms;
 
-	/* A handle seen before is a new module now: the driver gives an
-	 * unloaded module's handle to the next one (or its context went,
-	 * and a new one has the same handle), unpatched. */
+	/* A handle seen before in another context is a new module now (its
+	 * context went without unload callbacks, and the driver gave the
+	 * handle again), unpatched.  In the same context it is the same
+	 * module, seen loading again. */
 	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms && ms->ctx == ctx)
+		return;
 	if (ms)
 		module_gone(ms);
 	if (!(ms = calloc(1, sizeof(*ms))))

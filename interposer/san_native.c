@@ -252,6 +252,9 @@ static void done(void *cookie)
 	struct timing *t = cookie;
 	int full_a = 0, full_b = 0;
 
+	/* in the driver from before the look at dead: a context going
+	 * away meanwhile waits for the destroys below (forget) */
+	nt_collector_driver_enter();
 	pthread_mutex_lock(&nt_san.lock);
 	unlink_timing(t);
 	if (!t->dead) {
@@ -261,14 +264,11 @@ static void done(void *cookie)
 		full_b = put_event(t->ctx, t->after, POOL);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
-	if (full_a || full_b) {
-		nt_collector_driver_enter();
-		if (full_a)
-			cu->cuEventDestroy(t->before);
-		if (full_b)
-			cu->cuEventDestroy(t->after);
-		nt_collector_driver_leave();
-	}
+	if (full_a)
+		cu->cuEventDestroy(t->before);
+	if (full_b)
+		cu->cuEventDestroy(t->after);
+	nt_collector_driver_leave();
 	free(t->kernel);
 	free(t);
 }
@@ -312,45 +312,40 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 	__atomic_store_n(&cu, nt_san_cuda(), __ATOMIC_RELEASE);	/* for poll() and done() */
 	key_of(l, f, &k);
 	ctx = (CUcontext)(uintptr_t)l->context;
+	/* events taken and the timing live in one go: a context that goes
+	 * away finds it */
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND(hh, wants, &k, sizeof(k), w);
-	if (w && w->got + w->pending >= PER_CONFIG)
+	t = NULL;
+	if (w && w->got + w->pending >= PER_CONFIG) {
 		w = NULL;
-	else if (w && take_events(ctx, &before, &after)) {
+	} else if (w && take_events(ctx, &before, &after)) {
 		__atomic_store_n(&starved, 1, __ATOMIC_RELAXED);	/* made at the next launch's entry */
+		w = NULL;
+	} else if (w && !(t = calloc(1, sizeof(*t)))) {
+		put_event(ctx, before, POOL_MAX);
+		put_event(ctx, after, POOL_MAX);
 		w = NULL;
 	} else if (w) {
 		w->pending++;
+		t->ctx = ctx;
+		t->before = before;
+		t->after = after;
+		t->w = w;
+		if ((t->next = live))
+			live->prev = t;
+		live = t;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!w)
 		return 0;
 	/* a launch being captured runs nothing now: its events would be
 	 * nodes of the program's graph */
-	t = NULL;
-	if (!cu->cuStreamIsCapturing(stream, &cap) && cap == CU_STREAM_CAPTURE_STATUS_NONE &&
-	    (t = calloc(1, sizeof(*t))) && !(t->kernel = strdup(l->kernel))) {
-		free(t);
-		t = NULL;
-	}
-	if (t) {
-		t->ctx = ctx;
-		t->before = before;
-		t->after = after;
-		t->w = w;
-	}
-	pthread_mutex_lock(&nt_san.lock);
-	if (!t) {	/* capturing, or out of memory: the events go back */
-		put_event(ctx, before, POOL_MAX);
-		put_event(ctx, after, POOL_MAX);
-		w->pending--;
-		pthread_mutex_unlock(&nt_san.lock);
+	if (cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE ||
+	    !(t->kernel = strdup(l->kernel))) {
+		give_up(t, w);
 		return 0;
 	}
-	if ((t->next = live))
-		live->prev = t;
-	live = t;
-	pthread_mutex_unlock(&nt_san.lock);
 	if (cu->cuEventRecord(t->before, stream)) {
 		nt_warn("cannot time untraced launches with events; the trace has no native times");
 		__atomic_store_n(&off, 1, __ATOMIC_RELAXED);
@@ -368,9 +363,14 @@ void nt_san_native_end(CUstream stream)
 {
 	struct timing *t = cur.t;
 
+	int dead;
+
 	if (!t)
 		return;
 	cur.t = NULL;
-	if (cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
+	pthread_mutex_lock(&nt_san.lock);
+	dead = t->dead;	/* its context went, this launch unended */
+	pthread_mutex_unlock(&nt_san.lock);
+	if (dead || cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
 		give_up(t, t->w);
 }

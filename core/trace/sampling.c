@@ -271,12 +271,13 @@ static struct kernel_count *kernel(struct nt_sampling *s, const char *mangled, c
 	return k;
 }
 
-/* Do first/every/all select the kernel's next launch (not counting it)? */
+/* Do first/every/all (or a retry) select the kernel's next launch (not
+ * counting it)? */
 static int picks(const struct nt_sampling *s, const struct kernel_count *k)
 {
 	int64_t n = k->seen;
 
-	return s->all || (s->first && n < s->first) || (s->every && n % s->every == 0);
+	return s->all || k->awaited || (s->first && n < s->first) || (s->every && n % s->every == 0);
 }
 
 /* With `extra` seconds more spent in windows, may one open now? */
@@ -345,11 +346,8 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		close = s->open && window_done(s, 0);
 		goto out;
 	}
-	if (k->awaited && (!s->open || k->retried != s->windows)) {
-		/* its retry's window closed first: that pick is gone */
-		k->awaited = 0;
-		k->seen++;
-	}
+	if (k->awaited && (!s->open || k->retried != s->windows))
+		k->awaited = 0;	/* its retry's window closed first: that pick is gone */
 	selectable = k->match && (!s->max || s->traced < s->max);
 	pick = selectable && picks(s, k);
 	close = s->open && ((s->window && s->in_window >= s->window) || window_done(s, pick));
@@ -380,9 +378,10 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 	if (k->match)
 		k->seen++;
 	if (pick) {
-		if (k->awaited) {	/* the retry, in its window */
+		if (k->awaited) {	/* the retry (its window may have closed just now) */
 			k->awaited = 0;
-			s->retry_kernels--;
+			if (k->retried == s->windows)
+				s->retry_kernels--;
 		}
 		note_traced(s, k);
 		return NT_SAMPLE_TRACE;
@@ -408,8 +407,6 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled)
 	k->retried = s->windows;
 	k->awaited = 1;
 	s->retry_kernels++;
-	if (k->seen > 0)
-		k->seen--;
 	if (s->traced > 0)
 		s->traced--;
 }

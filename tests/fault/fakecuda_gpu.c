@@ -7,10 +7,10 @@
  * are done as soon as they are recorded, 12.5 us apart.
  * FAKECUDA_UUID_MS=N makes cuDeviceGetUuid take N ms (a thread of the
  * interposer's held up in the driver).  FAKECUDA_EVENT_MS=N makes an
- * event complete N ms after it is recorded.  An event used after its
- * context was destroyed (fakecuda_context_destroyed(), which fake_app
- * calls as it destroys the context) aborts: the driver may have given its
- * handle to another event by then.
+ * event complete N ms after it is recorded.  An event used after it was
+ * destroyed, or after its context was (fakecuda_context_destroyed(),
+ * which fake_app calls as it destroys the context), aborts: the driver
+ * may have given its handle to another event by then.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -158,10 +158,14 @@ static long event_slot(CUevent e, const char *what)
 {
 	long id = (long)(uintptr_t)e;
 
+	unsigned gen;
+
 	if (id <= 0 || id >= MAX_EVENTS)
 		return 0;
-	if (__atomic_load_n(&events[id].gen, __ATOMIC_SEQ_CST) != __atomic_load_n(&ctx_gen, __ATOMIC_SEQ_CST)) {
-		fprintf(stderr, "fake cuda: %s on an event of a destroyed context\n", what);
+	gen = __atomic_load_n(&events[id].gen, __ATOMIC_SEQ_CST);
+	if (gen != __atomic_load_n(&ctx_gen, __ATOMIC_SEQ_CST)) {
+		fprintf(stderr, "fake cuda: %s on %s\n", what,
+			gen ? "an event of a destroyed context" : "a destroyed event");
 		abort();
 	}
 	return id;
@@ -232,6 +236,7 @@ CUresult cuEventDestroy(CUevent e)
 	if (!gpu())
 		return no();
 	hangs_in_launch("cuEventDestroy");
-	event_slot(e, "cuEventDestroy");
+	if (event_slot(e, "cuEventDestroy"))
+		__atomic_store_n(&events[(long)(uintptr_t)e].gen, 0, __ATOMIC_SEQ_CST);
 	return CUDA_SUCCESS;
 }

@@ -320,6 +320,19 @@ static void test_retry(void **state)
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
 	nt_sampling_free(s);
 
+	/* the retry comes just as idle= closes its window: the launch opens
+	 * the next one and is picked there, and that window closes as soon
+	 * as a launch is not picked (no retry left awaited in it) */
+	s = parse_ok("every=4,idle=2");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_retry(s, "_Z1av");
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+
 	/* nothing to retry outside a window, or for an unknown kernel */
 	s = parse_ok("every=5");
 	nt_sampling_retry(s, "_Z1av");
