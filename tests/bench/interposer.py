@@ -12,7 +12,11 @@ it.  What is timed:
   train     tests/gpu/progs/torch_train.py: a PyTorch training loop
             (transformer LM + conv net, bf16, AdamW, ~1,000 launches per
             step): the program's wall time (what the user feels) and the
-            wall time of its 30 steps
+            wall time of its 30 steps; and, within each run, the share of
+            its steps' time above its own median step (excess): what a
+            window costs shows there, the drift between processes does
+            not, so its difference to bare's (in points) can be judged
+            where the ratios of runs cannot
   train-long  the same loop for 300 steps: what the default's first window
             (always opened, 1,000 launches run instrumented) costs once it is
             spread over a longer run, and the windows budget=1 adds later
@@ -62,9 +66,9 @@ CONFIGS = {
 }
 
 WORKLOADS = {
-    "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30"],
+    "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30", "--step-times"],
               {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
-    "train-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "300"],
+    "train-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "300", "--step-times"],
                    {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "train-graphs": (["python3", "tests/gpu/progs/torch_train.py", "--graphs", "--steps", "100"],
                      {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
@@ -110,6 +114,10 @@ def run_once(cmd, cfg, metrics, out_dir):
         if not m:
             raise SystemExit(f"{' '.join(args)}: no '{name}' in its output:\n{p.stdout}")
         got[name] = float(m.group(1))
+    m = re.search(r"^step_times_ms (.*)$", p.stdout, re.M)
+    if m:
+        t = [float(x) for x in m.group(1).split()]
+        got["excess"] = (sum(t) - len(t) * statistics.median(t)) / sum(t)
     for f in os.listdir(out_dir):
         os.unlink(os.path.join(out_dir, f))
     return got
@@ -144,8 +152,21 @@ def main():
                 # still says what it measured
                 print(f"{w} repetition {rep + 1} {c}: " +
                       " ".join(f"{k}={v:.6g}" for k, v in runs[c][-1].items()), file=sys.stderr, flush=True)
-        for m in ["program_s", *metrics]:
+        for m in ["program_s", *metrics, *(["excess"] if "excess" in runs[configs[0]][0] else [])]:
             med = {c: statistics.median(r[m] for r in runs[c]) for c in configs}
+            if m == "excess":
+                # a share already: each run's minus the bare run's beside it
+                cells = "  ".join(f"{c} {100 * med[c]:.2f}%" for c in configs)
+                print(f"{w:9s} {m:10s} {cells}")
+                paired = []
+                for c in configs:
+                    if c != "bare":
+                        q = sorted(100 * (r[m] - b[m]) for r, b in zip(runs[c], runs["bare"]))
+                        lo, hi, cover = median_ci(q)
+                        paired.append(f"{c} {statistics.median(q):+.2f} points [{q[0]:+.2f} to {q[-1]:+.2f}], "
+                                      f"{cover:.0%} interval {lo:+.2f} to {hi:+.2f}")
+                print(f"{'':9s} {'':10s} minus bare, per repetition: {'  '.join(paired)}")
+                continue
             cells = "  ".join(f"{c} {med[c]:.6g}" + (f" ({med[c] / med['bare']:.3f})" if c != "bare" else "")
                               for c in configs)
             print(f"{w:9s} {m:10s} {cells}")
