@@ -21,6 +21,9 @@ struct nt_backend {
 	void (*stop)(void);	/* at exit, before the collector stops; may be NULL */
 };
 
+/* In a start error: the Compute Sanitizer has another subscriber. */
+#define NT_ANOTHER_TOOL "another tool is attached"
+
 extern const struct nt_backend nt_backend_blocks;
 extern const struct nt_backend nt_backend_kernels;
 

@@ -849,7 +849,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	nt_san_bind_cuda();
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
-				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (another tool is attached)" : "");
+				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (" NT_ANOTHER_TOOL ")" : "");
 	/* Only the resource callbacks handled (docs/results/2026-12-01-session11.md). */
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))

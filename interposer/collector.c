@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ static struct {
 	int open;			/* atomic: a window is open (its last decision) */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
+	uint64_t nkheap, klost;		/* ... how many; dropped when full */
 	struct native *natives;
 	int npending, stop, started, thread_running;
 	uint64_t released;		/* pending launches finished so far */
@@ -80,6 +82,12 @@ static void *drain_thread(void *arg);
  * sees the other).  A switch happens in a program thread's callback and
  * never waits: it is tried again at a later launch; our side waits. */
 static int in_driver, switching;	/* counts: threads on each side */
+
+/* One thread drains at a time (the collector's; or a thread whose
+ * context goes away with none running; or exit), and the sink is closed
+ * under the same lock: a context destroyed as the program exits must not
+ * write to a sink being closed (drain_once then finds none). */
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void nt_collector_driver_enter(void)
 {
@@ -178,10 +186,19 @@ static void hook_exit(void)
 static void start_thread(void)
 {
 	hook_exit();
+	sigset_t all, old;
+	int r;
+
 	if (col.thread_running || col.stop)
 		return;
-	if (pthread_create(&col.thread, NULL, drain_thread, NULL)) {
-		nt_warn("cannot start the collector thread: %s", strerror(errno));
+	/* Every signal blocked in our thread: the program's signals go to
+	 * its own threads (a blocking call there gets its EINTR). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&col.thread, NULL, drain_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		nt_warn("cannot start the collector thread: %s", strerror(r));
 		return;
 	}
 	col.thread_running = 1;
@@ -193,12 +210,14 @@ static void start_thread(void)
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&col.lock, NULL);
+	pthread_mutex_init(&drain_lock, NULL);
 	pthread_cond_init(&col.progress, NULL);
 	col.thread_running = 0;
 	col.head = NULL;
 	col.tail = &col.head;
 	col.npending = 0;
 	col.kheap = NULL;
+	col.nkheap = col.klost = 0;
 	col.natives = NULL;
 	col.abandon = 0;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
@@ -366,6 +385,11 @@ int nt_collector_wait_release(double timeout_s)
 	return ret;
 }
 
+/* Kernels-mode records waiting for the trace file at most: memory stays
+ * bounded when the file cannot keep up with the launches (a slow network
+ * file system); the rest are counted and said at exit. */
+#define KQUEUE_MAX 65536
+
 /* Queue a kernels-mode record or a drop (copied). */
 static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const char *kernel, const char *drop)
 {
@@ -385,6 +409,14 @@ static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const cha
 		return;
 	}
 	k->seq = r ? nt_collector_count() : seq;
+	if (col.nkheap >= KQUEUE_MAX) {
+		col.klost++;
+		pthread_mutex_unlock(&col.lock);
+		free(k->kernel);
+		free(k);
+		return;
+	}
+	col.nkheap++;
 	k->next = col.kheap;
 	col.kheap = k;
 	start_thread();
@@ -435,6 +467,7 @@ static void write_krecs(void)
 	pthread_mutex_lock(&col.lock);
 	k = col.kheap;
 	col.kheap = NULL;
+	col.nkheap = 0;
 	pthread_mutex_unlock(&col.lock);
 	for (; k; k = next) {
 		next = k->next;
@@ -512,8 +545,9 @@ static void finish(struct pending *p, const char *drop)
 
 /* One pass: take the list, finish what is complete, put the rest back
  * in order.  The list is ours while detached, so the scan runs without
- * the lock that the program's launch callbacks take. */
-static void drain_once(void)
+ * the lock that the program's launch callbacks take.  drain_lock held,
+ * the sink open. */
+static void drain_locked(void)
 {
 	struct pending *work, *keep = NULL, **keep_tail = &keep, *p, *next;
 	int finished = 0;
@@ -561,6 +595,14 @@ static void drain_once(void)
 	nt_sink_tick(col.sink);
 }
 
+static void drain_once(void)
+{
+	pthread_mutex_lock(&drain_lock);
+	if (col.sink)
+		drain_locked();
+	pthread_mutex_unlock(&drain_lock);
+}
+
 static void *drain_thread(void *arg)
 {
 	(void)arg;
@@ -594,6 +636,8 @@ static int wait_pending(double timeout_s)
  * anything reads the freed memory. */
 void nt_collector_flush_context(uint64_t context)
 {
+	int mine;
+
 	if (!col.started || col.stop || !wait_pending(5.0))
 		return;
 	nt_warn("a CUDA context went away with traced launches unfinished; they are dropped");
@@ -602,9 +646,10 @@ void nt_collector_flush_context(uint64_t context)
 	pthread_cond_broadcast(&col.progress);
 	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++)
 		wait_progress(10000000);
+	mine = col.abandon == context && !col.thread_running && !col.stop;
 	pthread_mutex_unlock(&col.lock);
 	/* No thread to do it: drop them here. */
-	if (col.abandon == context && !col.thread_running)
+	if (mine)
 		drain_once();
 }
 
@@ -625,8 +670,11 @@ void nt_collector_stop(void)
 	if (col.thread_running)
 		pthread_join(col.thread, NULL);
 	col.thread_running = 0;
-	drain_once();
-	poll_natives(1);
+	pthread_mutex_lock(&drain_lock);
+	if (col.sink) {
+		drain_locked();
+		poll_natives(1);
+	}
 	/* What the GPU never finished (the program exited without waiting
 	 * for it, or the context died) is counted, not written. */
 	pthread_mutex_lock(&col.lock);
@@ -634,6 +682,10 @@ void nt_collector_stop(void)
 	col.head = NULL;
 	col.tail = &col.head;
 	col.run.launches = __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
+	col.run.kernels_lost = col.klost;
+	if (col.klost)
+		nt_warn("%" PRIu64 " kernel records were lost: the trace file could not keep up with the launches",
+			col.klost);
 	nt_sampling_stats(col.sampling, nt_now_s(), &col.run.sampling);
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
@@ -642,8 +694,21 @@ void nt_collector_stop(void)
 		next = p->next;
 		finish(p, "incomplete at exit");
 	}
-	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
+	{
+		struct nt_stderr_guard g;
+
+		nt_stderr_guard_begin(&g);
+		nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
+		nt_stderr_guard_end(&g);
+	}
 	col.sink = NULL;
+	pthread_mutex_unlock(&drain_lock);
+	/* nothing pending now: a thread whose context goes away stops
+	 * waiting */
+	pthread_mutex_lock(&col.lock);
+	col.npending = 0;
+	pthread_cond_broadcast(&col.progress);
+	pthread_mutex_unlock(&col.lock);
 	/* Another thread's launch callback may still ask
 	 * (nt_collector_window_done, nt_collector_from_start). */
 	pthread_mutex_lock(&col.lock);

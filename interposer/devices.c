@@ -15,6 +15,7 @@
 
 struct nt_devices {
 	const char *store;
+	char store_buf[4096];	/* the default store's path, resolved at creation */
 	unsigned char seen[MAX_DEVICES];
 	short cc[MAX_DEVICES];		/* compute capability * 10 */
 	struct nt_cuda cu;
@@ -22,12 +23,19 @@ struct nt_devices {
 	char no_map[256];
 };
 
+/* Made on a thread of the program's (the collector's start, or a fork
+ * child's): the environment is read and the driver bound here, never on
+ * the collector's thread, where getenv() could race the program's
+ * setenv(). */
 struct nt_devices *nt_devices_new(const char *store)
 {
 	struct nt_devices *d = calloc(1, sizeof(*d));
+	struct nt_err err;
 
-	if (d)
-		d->store = store;
+	if (!d)
+		return NULL;
+	d->store = store ? store : nt_store_default_path(d->store_buf, sizeof(d->store_buf));
+	d->cu_loaded = !nt_cuda_load(&d->cu, &err);
 	return d;
 }
 
@@ -67,8 +75,6 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 		return;
 	d->seen[ordinal] = 1;
 	nt_collector_driver_enter();
-	if (!d->cu_loaded && !nt_cuda_load(&d->cu, &err))
-		d->cu_loaded = 1;
 	ok = d->cu_loaded && !nt_gpu_query(&d->cu, ordinal, &g, &err);
 	nt_collector_driver_leave();
 	if (!ok)

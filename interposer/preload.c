@@ -16,6 +16,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/auxv.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
@@ -32,6 +33,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const struct nt_backend *backend;
+static pid_t started_in;	/* the process the backend started in */
 
 static const char *get_env(const char *name)
 {
@@ -51,7 +53,9 @@ static void at_exit(void)
 
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
 		return;
-	if (backend && backend->stop)
+	/* Not in a fork child: it cannot use CUDA, and a flush of CUPTI's
+	 * copied state could wait for a lock held at the fork. */
+	if (backend && backend->stop && getpid() == started_in)
 		backend->stop();
 	nt_collector_stop();
 	errno = saved;
@@ -67,6 +71,7 @@ static int try_backend(const struct nt_backend *b, const struct nt_config *cfg, 
 		return -1;
 	}
 	backend = b;
+	started_in = getpid();
 	return 0;
 }
 
@@ -75,6 +80,10 @@ static void init(void)
 	struct nt_err err, err2;
 	struct nt_config cfg;
 
+	/* A set-user-ID or set-group-ID program: its caller's environment
+	 * must not choose libraries to load or files to write. */
+	if (getauxval(AT_SECURE))
+		return;
 	nt_config_read(&cfg, get_env, warn_setting);
 	if (!strcmp(cfg.mode, "off"))
 		return;
@@ -94,9 +103,13 @@ static void init(void)
 			return;
 		}
 	} else if (!strcmp(cfg.mode, "auto")) {
-		/* blocks where the Compute Sanitizer is, else kernels */
-		if (try_backend(&nt_backend_blocks, &cfg, &err) &&
-		    try_backend(&nt_backend_kernels, &cfg, &err2)) {
+		/* blocks where the Compute Sanitizer is, else kernels; not
+		 * beside another tool attached to the Sanitizer */
+		if (try_backend(&nt_backend_blocks, &cfg, &err) && strstr(err.msg, NT_ANOTHER_TOOL)) {
+			nt_warn("blocks mode: %s; not tracing", err.msg);
+			return;
+		}
+		if (!backend && try_backend(&nt_backend_kernels, &cfg, &err2)) {
 			nt_warn("blocks mode: %s; kernels mode: %s; not tracing", err.msg, err2.msg);
 			return;
 		}
@@ -135,7 +148,7 @@ __attribute__((constructor)) static void on_load(void)
 	int saved = errno;
 	Dl_info info;
 
-	if (mode && !strcmp(mode, "off"))
+	if ((mode && !strcmp(mode, "off")) || getauxval(AT_SECURE))
 		goto out;
 	/* An absolute path: the program may change folders before cuInit. */
 	if (!dladdr((void *)on_load, &info) || !info.dli_fname || !realpath(info.dli_fname, self)) {

@@ -343,6 +343,8 @@ static void set_seconds(struct nt_sink *s, const char *key, double v)
 static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 {
 	set_u64(s, "launches", run->launches);
+	if (run->kernels_lost)
+		set_u64(s, "kernels_lost", run->kernels_lost);
 	if (strcmp(s->backend, "blocks"))
 		return;
 	set_u64(s, "windows", (uint64_t)run->sampling.windows);

@@ -27,6 +27,7 @@ struct nt_run_counts {
 	struct nt_sampling_stats sampling;	/* blocks mode */
 	uint64_t patches, unpatches;
 	double patch_s, unpatch_s;		/* time spent switching modules */
+	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 };
 
 /* Per kernel, what was written (summary.c prints them). */

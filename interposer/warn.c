@@ -2,33 +2,79 @@
 #include "warn.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #define MAX_SITES 16
 
+/* A site is its format, or for "%s" (many sites pass their message
+ * whole) the message itself, so that one such warning does not silence
+ * every later one. */
+struct site {
+	const char *fmt;
+	char msg[160];
+};
+
 void nt_warn(const char *fmt, ...)
 {
-	static const char *seen[MAX_SITES];
+	static struct site seen[MAX_SITES];
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static int nseen;
-	int i, fresh = 0;
+	static int nseen, quiet = -1;
+	struct nt_stderr_guard g;
+	char msg[1024] = "";
+	int i, fresh = 0, whole = !strcmp(fmt, "%s");
 	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	pthread_mutex_lock(&lock);
-	for (i = 0; i < nseen && seen[i] != fmt; i++)
+	if (quiet < 0)	/* the first warning comes from the program's thread */
+		quiet = getenv("NUCATRACE_QUIET") != NULL;
+	for (i = 0; i < nseen && (seen[i].fmt != fmt || (whole && strncmp(seen[i].msg, msg, sizeof(seen[i].msg) - 1)));
+	     i++)
 		;
 	if (i == nseen && nseen < MAX_SITES) {
-		seen[nseen++] = fmt;
+		seen[nseen].fmt = fmt;
+		memcpy(seen[nseen].msg, msg, sizeof(seen[nseen].msg) - 1);	/* zero-filled: ends */
+		nseen++;
 		fresh = 1;
 	}
 	pthread_mutex_unlock(&lock);
-	if (!fresh || getenv("NUCATRACE_QUIET"))
+	if (!fresh || quiet)
 		return;
-	va_start(ap, fmt);
-	fputs("nucatrace: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
+	nt_stderr_guard_begin(&g);
+	fprintf(stderr, "nucatrace: warning: %s\n", msg);
+	nt_stderr_guard_end(&g);
+}
+
+void nt_stderr_guard_begin(struct nt_stderr_guard *g)
+{
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &g->mask);
+	g->pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+	g->error = ferror(stderr);
+}
+
+void nt_stderr_guard_end(struct nt_stderr_guard *g)
+{
+	sigset_t pipe, pending;
+
+	fflush(stderr);
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	/* a SIGPIPE our write raised (the reader is gone) is taken, not
+	 * delivered: it would end the program with another exit status */
+	if (!g->pending && !sigpending(&pending) && sigismember(&pending, SIGPIPE))
+		sigtimedwait(&pipe, NULL, &(struct timespec){ 0, 0 });
+	if (!g->error)
+		clearerr(stderr);
+	pthread_sigmask(SIG_SETMASK, &g->mask, NULL);
 }
