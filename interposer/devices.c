@@ -19,14 +19,16 @@ struct nt_devices {
 	unsigned char seen[MAX_DEVICES];
 	short cc[MAX_DEVICES];		/* compute capability * 10 */
 	struct nt_cuda cu;
-	int cu_loaded;
+	int cu_loaded;		/* bound (at creation) */
+	int cu_init;		/* cuInit: 0 not yet, 1 done, -1 failed */
 	char no_map[256];
 };
 
 /* Made on a thread of the program's (the collector's start, or a fork
  * child's): the environment is read and the driver bound here, never on
  * the collector's thread, where getenv() could race the program's
- * setenv(). */
+ * setenv().  Not initialised here: this may run inside the program's
+ * cuInit (the injection entry point). */
 struct nt_devices *nt_devices_new(const char *store)
 {
 	struct nt_devices *d = calloc(1, sizeof(*d));
@@ -35,7 +37,7 @@ struct nt_devices *nt_devices_new(const char *store)
 	if (!d)
 		return NULL;
 	d->store = store ? store : nt_store_default_path(d->store_buf, sizeof(d->store_buf));
-	d->cu_loaded = !nt_cuda_load(&d->cu, &err);
+	d->cu_loaded = !nt_cuda_bind(&d->cu, &err);
 	return d;
 }
 
@@ -75,7 +77,9 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 		return;
 	d->seen[ordinal] = 1;
 	nt_collector_driver_enter();
-	ok = d->cu_loaded && !nt_gpu_query(&d->cu, ordinal, &g, &err);
+	if (d->cu_loaded && !d->cu_init)
+		d->cu_init = d->cu.cuInit(0) == CUDA_SUCCESS ? 1 : -1;
+	ok = d->cu_init == 1 && !nt_gpu_query(&d->cu, ordinal, &g, &err);
 	nt_collector_driver_leave();
 	if (!ok)
 		return;
