@@ -649,14 +649,20 @@ void nt_collector_flush_context(uint64_t context)
 	mine = col.abandon == context && !col.thread_running && !col.stop;
 	pthread_mutex_unlock(&col.lock);
 	/* No thread to do it: drop them here. */
-	if (mine)
+	if (mine) {
+		struct nt_stderr_guard g;
+
+		nt_stderr_guard_begin(&g);
 		drain_once();
+		nt_stderr_guard_end(&g);
+	}
 }
 
 void nt_collector_stop(void)
 {
 	struct nt_sampling *sampling;
 	struct pending *p, *next;
+	struct nt_stderr_guard guard;
 
 	if (!col.started)
 		return;
@@ -670,6 +676,7 @@ void nt_collector_stop(void)
 	if (col.thread_running)
 		pthread_join(col.thread, NULL);
 	col.thread_running = 0;
+	nt_stderr_guard_begin(&guard);	/* the program's thread writes now */
 	pthread_mutex_lock(&drain_lock);
 	if (col.sink) {
 		drain_locked();
@@ -694,15 +701,10 @@ void nt_collector_stop(void)
 		next = p->next;
 		finish(p, "incomplete at exit");
 	}
-	{
-		struct nt_stderr_guard g;
-
-		nt_stderr_guard_begin(&g);
-		nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
-		nt_stderr_guard_end(&g);
-	}
+	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
 	pthread_mutex_unlock(&drain_lock);
+	nt_stderr_guard_end(&guard);
 	/* nothing pending now: a thread whose context goes away stops
 	 * waiting */
 	pthread_mutex_lock(&col.lock);

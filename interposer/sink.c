@@ -35,6 +35,7 @@ struct nt_sink {
 	struct nt_trace *t;
 	struct nt_devices *devices;
 	int failed, in_tx;
+	int write_failed;	/* a write to the open trace failed */
 	double tx_since;
 	struct kernel_entry *kernels;
 	struct nt_trace_block *blocks;
@@ -81,6 +82,14 @@ static int ensure_open(struct nt_sink *s)
 	return 0;
 }
 
+/* A write to the trace failed: said once per message, and the trace
+ * is then said to be incomplete. */
+static void write_error(struct nt_sink *s, const char *msg)
+{
+	nt_warn("%s", msg);
+	s->write_failed = 1;
+}
+
 static int begin(struct nt_sink *s)
 {
 	struct nt_err err;
@@ -90,7 +99,7 @@ static int begin(struct nt_sink *s)
 	if (s->in_tx)
 		return 0;
 	if (nt_trace_begin(s->t, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		return -1;
 	}
 	s->in_tx = 1;
@@ -106,7 +115,7 @@ static void commit(struct nt_sink *s)
 		return;
 	s->in_tx = 0;
 	if (nt_trace_commit(s->t, &err))
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 }
 
 /* The kernel's row, made on first sight: attributes from the module's
@@ -145,7 +154,7 @@ static struct kernel_entry *kernel_of(struct nt_sink *s, const char *mangled,
 		k.local_bytes = r->local_bytes;
 	}
 	if (nt_trace_add_kernel(s->t, &k, &e->id, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		e->id = NT_TRACE_UNKNOWN;
 	}
 	HASH_ADD_KEYPTR(hh, s->kernels, e->mangled, strlen(e->mangled), e);
@@ -225,7 +234,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	tl.t_start_ns = n ? t0 : NT_TRACE_UNKNOWN;
 	tl.t_end_ns = n ? t1 : NT_TRACE_UNKNOWN;
 	if (nt_trace_add_launch(s->t, &tl, &err) || nt_trace_add_blocks(s->t, tl.launch, s->blocks, n, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		return -1;
 	}
 	s->n_traced++;
@@ -259,7 +268,7 @@ int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_recor
 	tl.t_end_ns = r->end_ns ? (int64_t)r->end_ns : NT_TRACE_UNKNOWN;
 	tl.correlation = (int64_t)r->correlation;
 	if (nt_trace_add_launch(s->t, &tl, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		return -1;
 	}
 	s->n_traced++;
@@ -288,7 +297,7 @@ int nt_sink_native(struct nt_sink *s, const struct nt_native_time *t)
 	n.dyn_smem = t->l.dyn_smem >= 0 && t->l.dyn_smem <= INT32_MAX ? (int32_t)t->l.dyn_smem : NT_TRACE_UNKNOWN;
 	n.ns = t->ns;
 	if (nt_trace_add_native(s->t, &n, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		return -1;
 	}
 	s->n_native++;
@@ -307,7 +316,7 @@ int nt_sink_drop(struct nt_sink *s, uint64_t seq, const char *kernel, const char
 	if (kernel && (k = kernel_of(s, kernel, NULL)))
 		td.kernel = k->id;
 	if (nt_trace_add_drop(s->t, &td, &err)) {
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 		return -1;
 	}
 	return 0;
@@ -326,7 +335,7 @@ static void set_u64(struct nt_sink *s, const char *key, uint64_t v)
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	if (nt_trace_set_meta(s->t, key, buf, &err))
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 }
 
 static void set_seconds(struct nt_sink *s, const char *key, double v)
@@ -336,7 +345,7 @@ static void set_seconds(struct nt_sink *s, const char *key, double v)
 
 	snprintf(buf, sizeof(buf), "%.6f", v);
 	if (nt_trace_set_meta(s->t, key, buf, &err))
-		nt_warn("%s", err.msg);
+		write_error(s, err.msg);
 }
 
 /* The run's counts (docs/trace-format.md lists the keys). */
@@ -367,14 +376,14 @@ void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 		counts_meta(s, run);
 		commit(s);
 		if (nt_trace_finish(s->t, &err))
-			nt_warn("%s", err.msg);
+			write_error(s, err.msg);
 	}
 	if (f && (s->t || s->n_dropped)) {
 		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling, .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
 					  .native = s->n_native,
 					  .missing_maps = nt_devices_missing_maps(s->devices),
-					  .path = s->t ? s->path : NULL };
+					  .path = s->t ? s->path : NULL, .incomplete = s->write_failed };
 		size_t n = HASH_COUNT(s->kernels), i = 0;
 		const struct nt_sink_kernel **v = malloc((n ? n : 1) * sizeof(*v));
 

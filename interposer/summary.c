@@ -74,6 +74,8 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 	if (s->missing_maps && s->missing_maps[0])
 		fprintf(f, "nucatrace: no calibration map for %s in the store: the trace has no map "
 			   "(run 'nucatrace calibrate')\n", s->missing_maps);
-	if (s->path)
+	if (s->path && s->incomplete)
+		fprintf(f, "nucatrace: trace written to %s, incomplete: writes to it failed (see above)\n", s->path);
+	else if (s->path)
 		fprintf(f, "nucatrace: trace written to %s\n", s->path);
 }

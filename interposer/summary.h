@@ -19,6 +19,7 @@ struct nt_summary {
 	size_t n_kernels;
 	const char *missing_maps;	/* "" when every GPU had one */
 	const char *path;		/* the trace, NULL when none was written */
+	int incomplete;			/* ... some writes to it failed */
 };
 
 void nt_summary_print(FILE *f, const struct nt_summary *s);

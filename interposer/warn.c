@@ -52,28 +52,47 @@ void nt_warn(const char *fmt, ...)
 	nt_stderr_guard_end(&g);
 }
 
+static void ours(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGPIPE);
+	sigaddset(s, SIGXFSZ);
+}
+
 void nt_stderr_guard_begin(struct nt_stderr_guard *g)
 {
-	sigset_t pipe, pending;
+	sigset_t set, pending;
 
-	sigemptyset(&pipe);
-	sigaddset(&pipe, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe, &g->mask);
-	g->pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+	ours(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &g->mask);
+	g->pending_pipe = g->pending_fsz = 1;	/* unknown: leave them */
+	if (!sigpending(&pending)) {
+		g->pending_pipe = sigismember(&pending, SIGPIPE);
+		g->pending_fsz = sigismember(&pending, SIGXFSZ);
+	}
 	g->error = ferror(stderr);
+}
+
+/* Take sig if it is pending now (raised by our writes). */
+static void take(int sig)
+{
+	sigset_t set, pending;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (!sigpending(&pending) && sigismember(&pending, sig))
+		sigtimedwait(&set, NULL, &(struct timespec){ 0, 0 });
 }
 
 void nt_stderr_guard_end(struct nt_stderr_guard *g)
 {
-	sigset_t pipe, pending;
-
 	fflush(stderr);
-	sigemptyset(&pipe);
-	sigaddset(&pipe, SIGPIPE);
-	/* a SIGPIPE our write raised (the reader is gone) is taken, not
-	 * delivered: it would end the program with another exit status */
-	if (!g->pending && !sigpending(&pending) && sigismember(&pending, SIGPIPE))
-		sigtimedwait(&pipe, NULL, &(struct timespec){ 0, 0 });
+	/* what our writes raised is taken, not delivered: it would end
+	 * the program with another exit status */
+	if (!g->pending_pipe)
+		take(SIGPIPE);
+	if (!g->pending_fsz)
+		take(SIGXFSZ);
 	if (!g->error)
 		clearerr(stderr);
 	pthread_sigmask(SIG_SETMASK, &g->mask, NULL);

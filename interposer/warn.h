@@ -10,13 +10,15 @@
 
 void nt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Around anything we write to the program's stderr: a write into a pipe
- * whose reader is gone raises no SIGPIPE (the program would die of it,
- * with another exit status) and leaves stderr's error flag as it was (a
- * program may check it at exit). */
+/* Around anything we write on a thread of the program's (to its stderr,
+ * or the trace file at exit): a write into a pipe whose reader is gone
+ * raises no SIGPIPE, nor one past the file size limit SIGXFSZ (the
+ * program would die of either, with another exit status), and stderr's
+ * error flag stays as it was (a program may check it at exit).  The
+ * collector's own thread blocks every signal. */
 struct nt_stderr_guard {
 	sigset_t mask;
-	int pending, error;
+	int pending_pipe, pending_fsz, error;
 };
 void nt_stderr_guard_begin(struct nt_stderr_guard *g);
 void nt_stderr_guard_end(struct nt_stderr_guard *g);
