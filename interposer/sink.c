@@ -375,7 +375,8 @@ void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 	if (s->t && !begin(s)) {
 		counts_meta(s, run);
 		commit(s);
-		if (nt_trace_finish(s->t, &err))
+		/* a trace some writes of which failed stays complete=0 */
+		if (!s->write_failed && nt_trace_finish(s->t, &err))
 			write_error(s, err.msg);
 	}
 	if (f && (s->t || s->n_dropped)) {

@@ -270,6 +270,7 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 		nt_json_kv_bool(&j, "has_map", t->has_map);
 		nt_json_kv_int(&j, "launches", t->launches);
 		nt_json_kv_int(&j, "traced", t->traced);
+		nt_json_kv_bool(&j, "complete", t->complete);
 		nt_json_kv_str(&j, "no_map", t->traced && !t->has_map ? t->no_map : NULL);
 		nt_json_kv_int(&j, "skipped", t->skipped);
 		nt_json_kv_str(&j, "skipped_why", t->skipped ? t->skipped_why : NULL);

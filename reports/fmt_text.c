@@ -75,14 +75,20 @@ static void header(FILE *f, const struct nt_report *r)
 		fprintf(f, "  trace %d  ", i + 1);
 		nt_text_put(f, t->path);
 		fputc('\n', f);
-		fprintf(f, "           %s %s, %d SMs\n", nt_text_safe(gpu, sizeof(gpu), t->gpu, 0),
-			nt_text_safe(uuid, sizeof(uuid), t->uuid, 0), t->sm_count);
+		if (t->n_devices)
+			fprintf(f, "           %s %s, %d SMs\n", nt_text_safe(gpu, sizeof(gpu), t->gpu, 0),
+				nt_text_safe(uuid, sizeof(uuid), t->uuid, 0), t->sm_count);
+		else
+			fprintf(f, "           no device recorded\n");
 		fprintf(f, "           %s mode, %lld of %lld launches traced",
 			t->backend[0] ? nt_text_safe(mode, sizeof(mode), t->backend, 0) : "?",
 			(long long)t->traced, (long long)t->launches);
 		if (t->rank >= 0)
 			fprintf(f, ", rank %d", t->rank);
 		fprintf(f, "%s\n", t->traced && !t->has_map ? "; no map: no placement analysis" : "");
+		if (!t->complete)
+			wrapped(f, "incomplete: its process did not finish writing it (it ended by a signal or "
+				   "_exit(), or a write failed); what it holds is reported");
 		if (t->traced && !t->has_map)
 			wrapped(f, t->no_map);
 		if (t->skipped) {

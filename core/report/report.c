@@ -427,6 +427,7 @@ static int read_process(struct tstate *ts, struct nt_report_trace *tr)
 	tr->pid = meta_i64(ts, "pid");
 	tr->start_unix_ns = meta_i64(ts, "start_unix_ns");
 	tr->end_unix_ns = meta_i64(ts, "end_unix_ns");
+	tr->complete = meta_i64(ts, "complete") == 1;
 	return tr->cmdline && tr->exe ? 0 : nt_err_set(ts->err, "out of memory");
 }
 

@@ -132,6 +132,7 @@ struct nt_report_trace {
 	char *cmdline, *exe;
 	char host[64];
 	int64_t pid, start_unix_ns, end_unix_ns;
+	int complete;		/* meta complete=1: its process finished writing it */
 	/* Its own figures, summed as the program's are (below): its credible
 	 * launches of measurable kernels, native time where known. */
 	double time_ns_credible, lost_ns, recoverable_ns;
