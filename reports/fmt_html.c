@@ -228,6 +228,11 @@ static void traces(FILE *f, const struct nt_report *r)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	for (int i = 0; i < r->n_traces; i++)
+		if (!r->traces[i].complete)
+			fprintf(f, "<p class=\"note\">Trace %d is incomplete: its process did not finish writing "
+				   "it (it ended by a signal or _exit(), or a write failed); what it holds is "
+				   "reported.</p>\n", i + 1);
 	for (int i = 0; i < r->n_traces; i++) {
 		const struct nt_report_trace *t = &r->traces[i];
 
