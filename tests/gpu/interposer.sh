@@ -55,6 +55,14 @@ with_opts() {
 	SAME= NODROPS=
 	return $w_rc
 }
+# cudaDeviceReset twice: contexts made again (often under the same
+# handle) with their modules; under first=2 native timings are in flight
+# at each reset (session 13, tests 0248 on the simulated GPU)
+check device-reset with_opts "" 1 traced reset all 1 "$B/tests/gpu/reset"
+check device-reset-natives traced reset-first first=2 1 "$B/tests/gpu/reset"
+# every=: each pick is handed to the kernel's next launch when its module
+# is not patched yet (session 13, test 0249)
+check every-retry traced every every=7 1 "$B/tests/gpu/reset"
 # CUDA graphs (captured with a parallel branch, built with the API, a
 # child graph, updated in place): every kernel node launch traced
 # complete with exactly its own blocks, replays told apart.  The nodes of
