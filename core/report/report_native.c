@@ -94,7 +94,8 @@ int nt_report_read_native(struct tstate *ts)
 		nt_err_set(ts->err, "out of memory");
 		goto out;
 	}
-	qsort(w.nm.k, w.nm.n, sizeof(*w.nm.k), by_id);
+	if (w.nm.n)	/* qsort wants an array, even of none */
+		qsort(w.nm.k, w.nm.n, sizeof(*w.nm.k), by_id);
 	if (nt_trace_foreach_native(ts->t, on_native, &w, ts->err) && !w.oom)
 		goto out;
 	if (w.oom) {
