@@ -55,9 +55,10 @@ static struct {
 	uint64_t seq;			/* atomic: launches so far */
 	int exhausted;			/* atomic: the policy traces nothing more */
 	int open;			/* atomic: a window is open (its last decision) */
+	int final_drain;		/* exit reads the records (col.lock) */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
-	uint64_t nkheap, klost;		/* ... how many; dropped when full */
+	uint64_t nkheap, klost, dlost;	/* ... how many; kernel records, drops lost when full */
 	struct native *natives;
 	int npending, stop, started, thread_running;
 	uint64_t released;		/* pending launches finished so far */
@@ -191,9 +192,17 @@ static void start_thread(void)
 
 	if (col.thread_running || col.stop)
 		return;
-	/* Every signal blocked in our thread: the program's signals go to
-	 * its own threads (a blocking call there gets its EINTR). */
+	/* Every signal blocked in our thread but those of a fault of its
+	 * own: the program's signals go to its own threads (a blocking call
+	 * there gets its EINTR); a crash here still reaches the program's
+	 * crash handlers. */
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGABRT);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&col.thread, NULL, drain_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -217,7 +226,7 @@ static void after_fork_child(void)
 	col.tail = &col.head;
 	col.npending = 0;
 	col.kheap = NULL;
-	col.nkheap = col.klost = 0;
+	col.nkheap = col.klost = col.dlost = 0;
 	col.natives = NULL;
 	col.abandon = 0;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
@@ -409,8 +418,17 @@ static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const cha
 		return;
 	}
 	k->seq = r ? nt_collector_count() : seq;
+	/* A kernel record (CUPTI's buffer callback, never a launch's) waits
+	 * a while for room: at exit CUPTI hands over all it holds at once. */
+	for (int i = 0; r && col.nkheap >= KQUEUE_MAX && i < 100 && col.thread_running && !col.stop; i++) {
+		pthread_cond_broadcast(&col.progress);
+		wait_progress(10000000);
+	}
 	if (col.nkheap >= KQUEUE_MAX) {
-		col.klost++;
+		if (r)
+			col.klost++;
+		else
+			col.dlost++;
 		pthread_mutex_unlock(&col.lock);
 		free(k->kernel);
 		free(k);
@@ -595,12 +613,18 @@ static void drain_locked(void)
 	nt_sink_tick(col.sink);
 }
 
-static void drain_once(void)
+/* 1 when a write to the trace has failed. */
+static int drain_once(void)
 {
+	int failed = 0;
+
 	pthread_mutex_lock(&drain_lock);
-	if (col.sink)
+	if (col.sink) {
 		drain_locked();
+		failed = nt_sink_failed(col.sink);
+	}
 	pthread_mutex_unlock(&drain_lock);
+	return failed;
 }
 
 static void *drain_thread(void *arg)
@@ -638,13 +662,22 @@ void nt_collector_flush_context(uint64_t context)
 {
 	int mine;
 
-	if (!col.started || col.stop || !wait_pending(5.0))
+	if (!col.started)
 		return;
-	nt_warn("a CUDA context went away with traced launches unfinished; they are dropped");
+	/* at exit, stop() drains: no wait for the GPU, only for that */
+	if (!col.stop) {
+		if (!wait_pending(5.0))
+			return;
+		nt_warn("a CUDA context went away with traced launches unfinished; they are dropped");
+	}
 	pthread_mutex_lock(&col.lock);
 	col.abandon = context;
 	pthread_cond_broadcast(&col.progress);
-	for (int i = 0; i < 200 && col.abandon == context && col.thread_running && !col.stop; i++)
+	/* until the collector's thread has dropped them, or exit's last
+	 * drain (which may have begun before and reads records) is over;
+	 * bounded: exit's drain may wait for the driver we are in */
+	for (int i = 0; i < 200 && col.abandon == context &&
+			((col.thread_running && !col.stop) || col.final_drain); i++)
 		wait_progress(10000000);
 	mine = col.abandon == context && !col.thread_running && !col.stop;
 	pthread_mutex_unlock(&col.lock);
@@ -653,8 +686,7 @@ void nt_collector_flush_context(uint64_t context)
 		struct nt_stderr_guard g;
 
 		nt_stderr_guard_begin(&g);
-		drain_once();
-		nt_stderr_guard_end(&g);
+		nt_stderr_guard_end(&g, drain_once());
 	}
 }
 
@@ -663,6 +695,7 @@ void nt_collector_stop(void)
 	struct nt_sampling *sampling;
 	struct pending *p, *next;
 	struct nt_stderr_guard guard;
+	int failed;
 
 	if (!col.started)
 		return;
@@ -678,10 +711,17 @@ void nt_collector_stop(void)
 	col.thread_running = 0;
 	nt_stderr_guard_begin(&guard);	/* the program's thread writes now */
 	pthread_mutex_lock(&drain_lock);
+	pthread_mutex_lock(&col.lock);
+	col.final_drain = 1;	/* reads records: a context going away waits */
+	pthread_mutex_unlock(&col.lock);
 	if (col.sink) {
 		drain_locked();
 		poll_natives(1);
 	}
+	pthread_mutex_lock(&col.lock);
+	col.final_drain = 0;
+	pthread_cond_broadcast(&col.progress);
+	pthread_mutex_unlock(&col.lock);
 	/* What the GPU never finished (the program exited without waiting
 	 * for it, or the context died) is counted, not written. */
 	pthread_mutex_lock(&col.lock);
@@ -690,9 +730,10 @@ void nt_collector_stop(void)
 	col.tail = &col.head;
 	col.run.launches = __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
 	col.run.kernels_lost = col.klost;
-	if (col.klost)
-		nt_warn("%" PRIu64 " kernel records were lost: the trace file could not keep up with the launches",
-			col.klost);
+	col.run.drops_lost = col.dlost;
+	if (col.klost || col.dlost)
+		nt_warn("%" PRIu64 " kernel records and %" PRIu64 " drop records were lost: the trace file "
+			"could not keep up with the launches", col.klost, col.dlost);
 	nt_sampling_stats(col.sampling, nt_now_s(), &col.run.sampling);
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
@@ -701,10 +742,10 @@ void nt_collector_stop(void)
 		next = p->next;
 		finish(p, "incomplete at exit");
 	}
-	nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
+	failed = nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
 	pthread_mutex_unlock(&drain_lock);
-	nt_stderr_guard_end(&guard);
+	nt_stderr_guard_end(&guard, failed);
 	/* nothing pending now: a thread whose context goes away stops
 	 * waiting */
 	pthread_mutex_lock(&col.lock);

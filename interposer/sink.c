@@ -82,11 +82,12 @@ static int ensure_open(struct nt_sink *s)
 	return 0;
 }
 
-/* A write to the trace failed: said once per message, and the trace
- * is then said to be incomplete. */
+/* A write to the trace failed: the first is said, and the trace is
+ * then said to be incomplete. */
 static void write_error(struct nt_sink *s, const char *msg)
 {
-	nt_warn("%s", msg);
+	if (!s->write_failed)	/* the first only: they name launches */
+		nt_warn("%s", msg);
 	s->write_failed = 1;
 }
 
@@ -354,6 +355,8 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "launches", run->launches);
 	if (run->kernels_lost)
 		set_u64(s, "kernels_lost", run->kernels_lost);
+	if (run->drops_lost)
+		set_u64(s, "drops_lost", run->drops_lost);
 	if (strcmp(s->backend, "blocks"))
 		return;
 	set_u64(s, "windows", (uint64_t)run->sampling.windows);
@@ -365,13 +368,19 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_seconds(s, "unpatch_s", run->unpatch_s);
 }
 
-void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
+int nt_sink_failed(const struct nt_sink *s)
+{
+	return s && s->write_failed;
+}
+
+int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 {
 	struct kernel_entry *e, *tmp;
 	struct nt_err err;
+	int failed;
 
 	if (!s)
-		return;
+		return 0;
 	if (s->t && !begin(s)) {
 		counts_meta(s, run);
 		commit(s);
@@ -403,6 +412,8 @@ void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 		free(e);
 	}
 	nt_devices_free(s->devices);
+	failed = s->write_failed;
 	free(s->blocks);
 	free(s);
+	return failed;
 }

@@ -28,6 +28,7 @@ struct nt_run_counts {
 	uint64_t patches, unpatches;
 	double patch_s, unpatch_s;		/* time spent switching modules */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
+	uint64_t drops_lost;			/* ... drop records likewise */
 };
 
 /* Per kernel, what was written (summary.c prints them). */
@@ -60,6 +61,10 @@ void nt_sink_tick(struct nt_sink *s);
 
 /* Commit, write the run's counts, mark the trace complete, print the
  * summary to f (NULL: none) and free everything. */
-void nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f);
+/* 1 when some write to the trace failed so far. */
+int nt_sink_failed(const struct nt_sink *s);
+/* Writes the run's counts and the summary (to f, when not NULL) and
+ * closes: 1 when some write to the trace failed, else 0. */
+int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f);
 
 #endif

@@ -49,7 +49,7 @@ void nt_warn(const char *fmt, ...)
 		return;
 	nt_stderr_guard_begin(&g);
 	fprintf(stderr, "nucatrace: warning: %s\n", msg);
-	nt_stderr_guard_end(&g);
+	nt_stderr_guard_end(&g, 0);
 }
 
 static void ours(sigset_t *s)
@@ -84,14 +84,14 @@ static void take(int sig)
 		sigtimedwait(&set, NULL, &(struct timespec){ 0, 0 });
 }
 
-void nt_stderr_guard_end(struct nt_stderr_guard *g)
+void nt_stderr_guard_end(struct nt_stderr_guard *g, int files_failed)
 {
 	fflush(stderr);
 	/* what our writes raised is taken, not delivered: it would end
 	 * the program with another exit status */
-	if (!g->pending_pipe)
+	if (!g->pending_pipe && ferror(stderr) && !g->error)
 		take(SIGPIPE);
-	if (!g->pending_fsz)
+	if (!g->pending_fsz && files_failed)
 		take(SIGXFSZ);
 	if (!g->error)
 		clearerr(stderr);

@@ -21,6 +21,9 @@ struct nt_stderr_guard {
 	int pending_pipe, pending_fsz, error;
 };
 void nt_stderr_guard_begin(struct nt_stderr_guard *g);
-void nt_stderr_guard_end(struct nt_stderr_guard *g);
+/* A SIGPIPE is taken only when a write to stderr failed meanwhile, a
+ * SIGXFSZ only when files_failed (one of our file writes did): one sent
+ * by another process is left for the program. */
+void nt_stderr_guard_end(struct nt_stderr_guard *g, int files_failed);
 
 #endif

@@ -150,11 +150,10 @@ static int add_chunks(struct nt_trace *t, enum nt_trace_stmt id, size_t rows, in
 
 		sqlite3_reset(st);
 		/* a failed INSERT adds none of its rows: again one by one, for
-		 * the message naming the block */
-		if (!ok)
-			return add_one_by_one(t, launch, &b[*i], rows, err) ? -1 :
-			       nt_err_set(err, "trace '%s': cannot add blocks of launch %lld: %s", t->path,
-					  (long long)launch, sqlite3_errmsg(t->db));
+		 * the message naming the block (when they all go in then, the
+		 * chunk's failure passed: go on) */
+		if (!ok && add_one_by_one(t, launch, &b[*i], rows, err))
+			return -1;
 	}
 	return 0;
 }
