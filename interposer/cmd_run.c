@@ -46,7 +46,8 @@ static const char help[] =
 	"  --buffer-blocks N  block records buffered per CUDA context (default 262144)\n"
 	"  --quiet            no summary from the traced program\n"
 	"\n"
-	"The exit code is PROGRAM's (128 + signal number if a signal ended it).\n";
+	"nucatrace run becomes PROGRAM (exec): the exit status, the signals it gets\n"
+	"and the process id are PROGRAM's.\n";
 
 static void setenv_or_die(const char *name, const char *value)
 {
@@ -160,31 +161,15 @@ static void preload(const char *lib)
 	free(v);
 }
 
+/* Become the program: nothing is left to do after it, and a launcher
+ * that signals its worker (torchrun's SIGTERM, Slurm's) or waits for its
+ * process id then reaches the program itself, not a parent that would
+ * die and leave it running. */
 static int run_child(char **argv)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
-	int status;
-	pid_t pid;
-
-	/* Like a shell: a ^C reaches the program, which decides; we wait. */
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid < 0)
-		die("cannot fork: %s", strerror(errno));
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		execvp(argv[0], argv);
-		fprintf(stderr, "nucatrace: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	execvp(argv[0], argv);
+	fprintf(stderr, "nucatrace: cannot run '%s': %s\n", argv[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
 }
 
 /* The traces' folder: made when missing, and writable, before the
