@@ -116,17 +116,22 @@ void nt_collector_driver_leave(void)
  * one begins. */
 static int wait_failed;
 
+/* Mark a switch: 1 when the collector is not in the driver (marked), or
+ * 0 (not marked). */
+static int try_mark(void)
+{
+	__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST))
+		return 1;
+	__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 int nt_collector_switch_begin(double wait_s)
 {
 	double end = 0;
 
-	for (;;) {
-		__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&wait_failed, 0, __ATOMIC_RELAXED);
-			return 1;
-		}
-		__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+	while (!try_mark()) {
 		if (wait_s <= 0 || __atomic_load_n(&wait_failed, __ATOMIC_RELAXED))
 			return 0;
 		if (!end)
@@ -137,6 +142,8 @@ int nt_collector_switch_begin(double wait_s)
 		}
 		nanosleep(&(struct timespec){ 0, 20000 }, NULL);
 	}
+	__atomic_store_n(&wait_failed, 0, __ATOMIC_RELAXED);
+	return 1;
 }
 
 void nt_collector_switch_end(void)
@@ -148,17 +155,13 @@ int nt_collector_driver_wait(double wait_s)
 {
 	double end = nt_now_s() + wait_s;
 
-	for (;;) {
-		__atomic_add_fetch(&switching, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&in_driver, __ATOMIC_SEQ_CST)) {
-			__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
-			return 1;
-		}
-		__atomic_sub_fetch(&switching, 1, __ATOMIC_SEQ_CST);
+	while (!try_mark()) {
 		if (nt_now_s() > end)
 			return 0;
 		nanosleep(&(struct timespec){ 0, 20000 }, NULL);
 	}
+	nt_collector_switch_end();
+	return 1;
 }
 
 /* Take the lock if the collector takes work: 1 and locked, or 0 (not

@@ -284,6 +284,29 @@ static void test_idle(void **state)
 /* nt_sampling_retry: a pick that could not be traced moves to the
  * kernel's next launch, the window staying open for it up to idle=; once
  * per kernel and window; a retry whose window closes first is gone. */
+/* Launches of the kernels named by the letters of launches, in order
+ * ('!' after one: its pick is retried); each decision must be the next
+ * character of want: T traced, C a close, 0 neither. */
+static void play(struct nt_sampling *s, const char *launches, const char *want)
+{
+	char name[8] = "";
+
+	for (const char *p = launches; *p; p++) {
+		int d;
+
+		if (*p == '!') {
+			nt_sampling_retry(s, name);
+			continue;
+		}
+		snprintf(name, sizeof(name), "_Z1%cv", *p);
+		d = nt_sampling_decide(s, name, NULL, 0);
+		if (*want != (d == NT_SAMPLE_TRACE ? 'T' : d == NT_SAMPLE_CLOSE ? 'C' : '0'))
+			fail_msg("%s: launch %ld of \"%s\" gave %d, want %c", name, (long)(p - launches), launches, d,
+				 *want);
+		want++;
+	}
+}
+
 static void test_retry(void **state)
 {
 	struct nt_sampling_stats st;
@@ -291,15 +314,10 @@ static void test_retry(void **state)
 
 	(void)state;
 	/* a's launch 0 is picked (the window opens) and retried: b's two
-	 * launches keep the window open, a's launch 1 is picked instead */
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	nt_sampling_retry(s, "_Z1av");
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);	/* b's 0 */
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	/* a second retry in one window is refused: the pick stays taken */
-	nt_sampling_retry(s, "_Z1av");
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	 * launches keep the window open (b's 0 traced), a's launch 1 is
+	 * picked instead; a second retry in one window is refused, the
+	 * pick stays taken, and a's next launch closes the window */
+	play(s, "a!bba!a", "TT0TC");
 	/* max=2 counts the traced launches only: b's and a's second pick */
 	nt_sampling_stats(s, 0, &st);
 	assert_int_equal(st.traced, 2);
@@ -307,39 +325,25 @@ static void test_retry(void **state)
 	nt_sampling_free(s);
 
 	/* a retry whose window idles out first: the pick is gone, and a's
-	 * next launch opens no window (its next pick is launch 5) */
+	 * launches 1-4 open no window (its next pick is launch 5) */
 	s = parse_ok("every=5,idle=2");
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	nt_sampling_retry(s, "_Z1av");
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
-	for (int i = 1; i < 5; i++)	/* a's launches 1-4 */
-		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	play(s, "a!bbbbaaaaa", "TT00C0000T");
 	nt_sampling_free(s);
 
 	/* the retry comes just as idle= closes its window: the launch opens
 	 * the next one and is picked there, and that window closes as soon
 	 * as a launch is not picked (no retry left awaited in it) */
 	s = parse_ok("every=4,idle=2");
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	nt_sampling_retry(s, "_Z1av");
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), 0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
-	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
+	play(s, "a!bbbab", "TT00TC");
 	nt_sampling_free(s);
 
 	/* nothing to retry outside a window, or for an unknown kernel */
 	s = parse_ok("every=5");
 	nt_sampling_retry(s, "_Z1av");
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	play(s, "a", "T");
 	nt_sampling_retry(s, "_Z1zv");
 	nt_sampling_retry(s, NULL);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_CLOSE);
+	play(s, "a", "C");
 	nt_sampling_free(s);
 }
 
