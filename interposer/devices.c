@@ -16,28 +16,33 @@
 struct nt_devices {
 	const char *store;
 	char store_buf[4096];	/* the default store's path, resolved at creation */
+	char *lib;		/* $NUCATRACE_LIBCUDA at creation, or NULL */
 	unsigned char seen[MAX_DEVICES];
 	short cc[MAX_DEVICES];		/* compute capability * 10 */
 	struct nt_cuda cu;
-	int cu_loaded;		/* bound (at creation) */
-	int cu_init;		/* cuInit: 0 not yet, 1 done, -1 failed */
+	int cu_loaded;		/* bound */
+	int cu_init;		/* bound and cuInit: 0 not yet, 1 done, -1 failed */
 	char no_map[256];
 };
 
 /* Made on a thread of the program's (the collector's start, or a fork
- * child's): the environment is read and the driver bound here, never on
- * the collector's thread, where getenv() could race the program's
- * setenv().  Not initialised here: this may run inside the program's
- * cuInit (the injection entry point). */
+ * child's): the environment is read here, never on the collector's
+ * thread, where getenv() could race the program's setenv().  The driver
+ * is bound and initialised at the first device (not here: this may run
+ * inside the program's cuInit, or in a fork child's handler, where
+ * dlopen() could wait for a loader lock held at the fork). */
 struct nt_devices *nt_devices_new(const char *store)
 {
 	struct nt_devices *d = calloc(1, sizeof(*d));
-	struct nt_err err;
+	const char *lib = getenv("NUCATRACE_LIBCUDA");
 
 	if (!d)
 		return NULL;
 	d->store = store ? store : nt_store_default_path(d->store_buf, sizeof(d->store_buf));
-	d->cu_loaded = !nt_cuda_bind(&d->cu, &err);
+	if (lib && *lib && !(d->lib = strdup(lib))) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -47,6 +52,7 @@ void nt_devices_free(struct nt_devices *d)
 		return;
 	if (d->cu_loaded)
 		nt_cuda_unload(&d->cu);
+	free(d->lib);
 	free(d);
 }
 
@@ -77,8 +83,10 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 		return;
 	d->seen[ordinal] = 1;
 	nt_collector_driver_enter();
-	if (d->cu_loaded && !d->cu_init)
-		d->cu_init = d->cu.cuInit(0) == CUDA_SUCCESS ? 1 : -1;
+	if (!d->cu_init) {
+		d->cu_loaded = !nt_cuda_bind_lib(&d->cu, d->lib, &err);
+		d->cu_init = d->cu_loaded && d->cu.cuInit(0) == CUDA_SUCCESS ? 1 : -1;
+	}
 	ok = d->cu_init == 1 && !nt_gpu_query(&d->cu, ordinal, &g, &err);
 	nt_collector_driver_leave();
 	if (!ok)

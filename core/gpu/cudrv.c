@@ -10,8 +10,11 @@
 
 int nt_cuda_bind(struct nt_cuda *cu, struct nt_err *err)
 {
-	const char *lib = getenv("NUCATRACE_LIBCUDA");
+	return nt_cuda_bind_lib(cu, getenv("NUCATRACE_LIBCUDA"), err);
+}
 
+int nt_cuda_bind_lib(struct nt_cuda *cu, const char *lib, struct nt_err *err)
+{
 	memset(cu, 0, sizeof(*cu));
 	if (!lib || !*lib)
 		lib = "libcuda.so.1";

@@ -32,6 +32,9 @@ int nt_cuda_load(struct nt_cuda *cu, struct nt_err *err);
 /* The same without cuInit(): for code that runs inside the driver of a
  * process that initialises it (the interposer, from cuInit itself). */
 int nt_cuda_bind(struct nt_cuda *cu, struct nt_err *err);
+/* The same with the library named (NULL or "": libcuda.so.1), not
+ * $NUCATRACE_LIBCUDA: for a thread that must not read the environment. */
+int nt_cuda_bind_lib(struct nt_cuda *cu, const char *lib, struct nt_err *err);
 void nt_cuda_unload(struct nt_cuda *cu);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a result code. */
