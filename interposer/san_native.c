@@ -103,13 +103,13 @@ static int pooled(CUcontext ctx)
 	return n;
 }
 
-/* e of ctx back to the pool (nt_san.lock held); 0, or -1 when full (at
- * most: the most in all, or POOL of ctx's). */
-static int put_event(CUcontext ctx, CUevent e, int most)
+/* e of ctx back to the pool (nt_san.lock held); 0, or -1 when full (all
+ * POOL_MAX taken, or with ctx_cap POOL of ctx's). */
+static int put_event(CUcontext ctx, CUevent e, int ctx_cap)
 {
 	if (!e)
 		return 0;
-	if (n_pool == POOL_MAX || (most == POOL && pooled(ctx) >= POOL))
+	if (n_pool == POOL_MAX || (ctx_cap && pooled(ctx) >= POOL))
 		return -1;
 	pool[n_pool].ctx = ctx;
 	pool[n_pool++].e = e;
@@ -143,7 +143,7 @@ void nt_san_native_prepare(void)
 			return;
 		}
 		pthread_mutex_lock(&nt_san.lock);
-		kept = !put_event(ctx, e, POOL_MAX);
+		kept = !put_event(ctx, e, 0);
 		pthread_mutex_unlock(&nt_san.lock);
 		if (!kept) {
 			c->cuEventDestroy(e);
@@ -187,6 +187,17 @@ void nt_san_native_reset(void)
 		w->pending = 0;
 }
 
+/* 1 when t's context went away (nt_san.lock not held). */
+static int is_dead(const struct timing *t)
+{
+	int dead;
+
+	pthread_mutex_lock(&nt_san.lock);
+	dead = t->dead;
+	pthread_mutex_unlock(&nt_san.lock);
+	return dead;
+}
+
 /* t is done with (nt_san.lock held). */
 static void unlink_timing(struct timing *t)
 {
@@ -227,13 +238,9 @@ static int poll(void *cookie, int64_t *ns)
 {
 	struct timing *t = cookie;
 	CUresult r;
-	int dead;
 	float ms;
 
-	pthread_mutex_lock(&nt_san.lock);
-	dead = t->dead;
-	pthread_mutex_unlock(&nt_san.lock);
-	if (dead)
+	if (is_dead(t))
 		return -1;
 	r = cu->cuEventQuery(t->after);
 	if (r == CUDA_ERROR_NOT_READY)
@@ -260,8 +267,8 @@ static void done(void *cookie)
 	if (!t->dead) {
 		t->w->pending--;
 		t->w->got += t->ok;
-		full_a = put_event(t->ctx, t->before, POOL);
-		full_b = put_event(t->ctx, t->after, POOL);
+		full_a = put_event(t->ctx, t->before, 1);
+		full_b = put_event(t->ctx, t->after, 1);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 	if (full_a)
@@ -282,8 +289,8 @@ static void give_up(struct timing *t, struct want *w)
 		unlink_timing(t);
 	if (!t || !t->dead) {
 		if (t) {
-			put_event(t->ctx, t->before, POOL_MAX);
-			put_event(t->ctx, t->after, POOL_MAX);
+			put_event(t->ctx, t->before, 0);
+			put_event(t->ctx, t->after, 0);
 		}
 		w->pending--;
 	}
@@ -323,8 +330,8 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 		__atomic_store_n(&starved, 1, __ATOMIC_RELAXED);	/* made at the next launch's entry */
 		w = NULL;
 	} else if (w && !(t = calloc(1, sizeof(*t)))) {
-		put_event(ctx, before, POOL_MAX);
-		put_event(ctx, after, POOL_MAX);
+		put_event(ctx, before, 0);
+		put_event(ctx, after, 0);
 		w = NULL;
 	} else if (w) {
 		w->pending++;
@@ -363,14 +370,10 @@ void nt_san_native_end(CUstream stream)
 {
 	struct timing *t = cur.t;
 
-	int dead;
-
 	if (!t)
 		return;
 	cur.t = NULL;
-	pthread_mutex_lock(&nt_san.lock);
-	dead = t->dead;	/* its context went, this launch unended */
-	pthread_mutex_unlock(&nt_san.lock);
-	if (dead || cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
+	/* dead: its context went, this launch unended */
+	if (is_dead(t) || cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
 		give_up(t, t->w);
 }
