@@ -58,7 +58,7 @@ static struct {
 	int final_drain;		/* exit reads the records (col.lock) */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
-	uint64_t nkheap, klost, dlost;	/* ... how many; kernel records, drops lost when full */
+	uint64_t nkheap;		/* ... how many (lost when full: run.*_lost) */
 	struct native *natives;
 	int npending, stop, started, thread_running;
 	uint64_t released;		/* pending launches finished so far */
@@ -229,7 +229,7 @@ static void after_fork_child(void)
 	col.tail = &col.head;
 	col.npending = 0;
 	col.kheap = NULL;
-	col.nkheap = col.klost = col.dlost = 0;
+	col.nkheap = col.run.kernels_lost = col.run.drops_lost = 0;
 	col.natives = NULL;
 	col.abandon = 0;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
@@ -429,9 +429,9 @@ static void queue_krec(uint64_t seq, const struct nt_kernel_record *r, const cha
 	}
 	if (col.nkheap >= KQUEUE_MAX) {
 		if (r)
-			col.klost++;
+			col.run.kernels_lost++;
 		else
-			col.dlost++;
+			col.run.drops_lost++;
 		pthread_mutex_unlock(&col.lock);
 		free(k->kernel);
 		free(k);
@@ -732,11 +732,9 @@ void nt_collector_stop(void)
 	col.head = NULL;
 	col.tail = &col.head;
 	col.run.launches = __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
-	col.run.kernels_lost = col.klost;
-	col.run.drops_lost = col.dlost;
-	if (col.klost || col.dlost)
+	if (col.run.kernels_lost || col.run.drops_lost)
 		nt_warn("%" PRIu64 " kernel records and %" PRIu64 " drop records were lost: the trace file "
-			"could not keep up with the launches", col.klost, col.dlost);
+			"could not keep up with the launches", col.run.kernels_lost, col.run.drops_lost);
 	nt_sampling_stats(col.sampling, nt_now_s(), &col.run.sampling);
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
