@@ -27,7 +27,7 @@ traced() {
 	cmp "$W/$t_name/plain.sorted" "$W/$t_name/traced.sorted" || return 1
 	n=0
 	for f in "$W/$t_name"/*.sqlite; do
-		python3 tests/gpu/check_trace.py "$f" 1 ${CHECK_ARGS:-} || return 1
+		python3 tests/gpu/check_trace.py "$f" "${CHECK_WANT:-1}" ${CHECK_ARGS:-} || return 1
 		n=$((n + 1))
 	done
 	[ "$n" -eq "$t_files" ] || { echo "$n trace files, want $t_files"; return 1; }
@@ -52,7 +52,7 @@ check fork-exec traced forks all 3 "$B/tests/gpu/forks"
 with_opts() {
 	SAME=$1 NODROPS=$2; shift 2
 	"$@"; w_rc=$?
-	SAME= NODROPS=
+	SAME= NODROPS= CHECK_WANT= DROPS_OK=
 	return $w_rc
 }
 # cudaDeviceReset twice: contexts made again (often under the same
@@ -100,7 +100,7 @@ graphs_device() {
 		traced graphsnordc-all all 1 "$B/tests/gpu/graphs_nordc" execs 300 while 5 || return 1
 	with_opts '' '' traced graphsnordc-match 'match=*while_init*' 1 "$B/tests/gpu/graphs_nordc" execs 30 while 5 ||
 		return 1
-	DROPS_OK='its module launches kernels from the device.*' with_opts '' 1 \
+	CHECK_WANT=0 DROPS_OK='its module launches kernels from the device.*' with_opts '' 1 \
 		traced graphsdev all 1 "$B/tests/gpu/graphs_device" device 5 cdp 5 || return 1
 	python3 - "$W"/graphsnordc-all/*.sqlite "$W"/graphsdev/*.sqlite <<'PY'
 import sqlite3, sys
@@ -110,6 +110,10 @@ for path in sys.argv[1:]:
                           " on k.kernel = l.kernel where l.traced = 1 group by 1"))
     drops = db.execute("select reason, count(*) from drops group by 1").fetchall()
     print(path, "traced:", {n.split("(")[0]: c for n, c in got.items()}, "drops:", drops)
+# graphs_device: 5 host launches of the graph whose node launches the
+# device graph, 5 of cdp_parent; none traced, each dropped once
+if got or sum(c for _, c in drops) != 10:
+    sys.exit(f"{path}: want 0 traced and 10 dropped")
 PY
 }
 check graphs-device graphs_device
@@ -125,9 +129,14 @@ check pytorch-cuda-graphs graphs_torch
 # launch's callbacks hung the program (session 12, runs 4-8); switches
 # and events now happen at a launch's entry into the driver.  Output
 # identical, a trace written; launches may be dropped with reasons.
+# Three times: the capture (global mode) follows warm-up launches timed
+# natively, whose event queries on the collector's thread invalidated it
+# now and then (session 14, run 2); they are made in relaxed mode now.
 graphs_torch_default() {
-	with_opts '^step [0-9]+ loss' '' traced torchgraphs-default all,window=1000,skip=1000,budget=1 1 \
-		python3 $T --graphs --steps 10
+	for r in 1 2 3; do
+		with_opts '^step [0-9]+ loss' '' traced torchgraphs-default-$r all,window=1000,skip=1000,budget=1 1 \
+			python3 $T --graphs --steps 10 || return 1
+	done
 }
 check pytorch-cuda-graphs-default graphs_torch_default
 # The training loop (transformer LM + conv net, bf16, AdamW): the default
