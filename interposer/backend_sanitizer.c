@@ -108,7 +108,17 @@ static _Thread_local struct {
 	CUfunction retried[8];	/* ... kernels whose pick a node handed on */
 	int n_retried;
 	int moved;		/* ... on another stream than the exec's last */
+	int relaxed;		/* capture mode relaxed in this callback */
+	CUstreamCaptureMode mode;	/* ... what it was */
 } tl;
+
+/* Before a call of ours that stream capture deems potentially unsafe
+ * (san.h): relaxed until the callback returns. */
+static void relax(void)
+{
+	if (!tl.relaxed)
+		tl.relaxed = nt_san_relax(&tl.mode);
+}
 
 static struct nt_inflight inflight;
 
@@ -362,6 +372,7 @@ static void before_launch(CUstream stream)
 	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
+	relax();
 	if (switching)
 		switch_before_launch();
 	if (events)
@@ -459,6 +470,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 		return "grid larger than 2^32 blocks";
 	if ((why = patch(d->module)))
 		return why;
+	relax();	/* record buffers and node tables: allocations, copies, waits */
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
@@ -750,6 +762,7 @@ static void on_module(const struct nt_san_module_data *d)
 	pthread_mutex_unlock(&nt_san.lock);
 	if (nt_collector_exhausted())
 		return;
+	relax();
 	nt_san_context_patches(d->context);
 	/* Its kernels' first launches cannot patch it: now, if they may be
 	 * traced. */
@@ -798,12 +811,17 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		else if (cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
 			on_module_unload(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			relax();
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_nodes_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_native_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
+	}
+	if (tl.relaxed) {
+		nt_san_unrelax(tl.mode);
+		tl.relaxed = 0;
 	}
 	errno = saved;
 }

@@ -52,6 +52,17 @@ const char *nt_san_error(nt_san_result r);
 struct nt_cuda;
 void nt_san_bind_cuda(void);
 const struct nt_cuda *nt_san_cuda(void);
+/* Stream capture and our own calls.  Allocating, synchronising, querying
+ * an event and patching a module are among the calls stream capture
+ * deems potentially unsafe: while any thread captures in
+ * CU_STREAM_CAPTURE_MODE_GLOBAL (PyTorch's mode), such a call from a
+ * thread in that mode fails and invalidates the capture, and the program
+ * fails at its end (session 14: the training step's capture under the
+ * default policy, our collector's cuEventQuery).  Ours touch no captured
+ * stream, so around them the calling thread's mode is relaxed:
+ * nt_san_relax() saves it (1 when it did), nt_san_unrelax() puts it back. */
+int nt_san_relax(CUstreamCaptureMode *saved);
+void nt_san_unrelax(CUstreamCaptureMode saved);
 
 /* san_modules.c: with nt_san.lock held unless said otherwise. */
 void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches);

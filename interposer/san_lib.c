@@ -81,3 +81,18 @@ const struct nt_cuda *nt_san_cuda(void)
 {
 	return cu_bound ? &cu : NULL;
 }
+
+int nt_san_relax(CUstreamCaptureMode *saved)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	if (!cu_bound || cu.cuThreadExchangeStreamCaptureMode(&m))
+		return 0;
+	*saved = m;
+	return 1;
+}
+
+void nt_san_unrelax(CUstreamCaptureMode saved)
+{
+	cu.cuThreadExchangeStreamCaptureMode(&saved);
+}

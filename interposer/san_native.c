@@ -233,19 +233,30 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
-/* Between nt_collector_driver_enter and leave. */
+/* Between nt_collector_driver_enter and leave.  An event query during
+ * another thread's stream capture: relaxed (san.h). */
 static int poll(void *cookie, int64_t *ns)
 {
 	struct timing *t = cookie;
+	CUstreamCaptureMode mode;
+	int relaxed;
 	CUresult r;
 	float ms;
 
 	if (is_dead(t))
 		return -1;
+	relaxed = nt_san_relax(&mode);
 	r = cu->cuEventQuery(t->after);
-	if (r == CUDA_ERROR_NOT_READY)
+	if (r == CUDA_ERROR_NOT_READY) {
+		if (relaxed)
+			nt_san_unrelax(mode);
 		return 0;
-	if (r || cu->cuEventElapsedTime(&ms, t->before, t->after))
+	}
+	if (!r)
+		r = cu->cuEventElapsedTime(&ms, t->before, t->after);
+	if (relaxed)
+		nt_san_unrelax(mode);
+	if (r)
 		return -1;
 	*ns = (int64_t)(ms * 1e6);
 	t->ok = 1;
@@ -271,10 +282,17 @@ static void done(void *cookie)
 		full_b = put_event(t->ctx, t->after, 1);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
-	if (full_a)
-		cu->cuEventDestroy(t->before);
-	if (full_b)
-		cu->cuEventDestroy(t->after);
+	if (full_a || full_b) {
+		CUstreamCaptureMode mode;
+		int relaxed = nt_san_relax(&mode);
+
+		if (full_a)
+			cu->cuEventDestroy(t->before);
+		if (full_b)
+			cu->cuEventDestroy(t->after);
+		if (relaxed)
+			nt_san_unrelax(mode);
+	}
 	nt_collector_driver_leave();
 	free(t->kernel);
 	free(t);

@@ -26,6 +26,12 @@
  *                       context destroyed and made again (the same handle,
  *                       its modules loaded again), N steps more, MS ms of
  *                       rest before the end
+ *   fake_app capture N MS  the loop of `steps` for N steps, then one
+ *                       step's launches on stream 3 captured in global mode
+ *                       (as PyTorch captures a CUDA graph), MS ms before
+ *                       the capture ends, then N steps more; exits 1 when
+ *                       the capture was invalidated (a call of the tracer
+ *                       that capture deems unsafe, made meanwhile)
  *   fake_app big N      N launches of 300,000 blocks, more than a first
  *                       record buffer holds
  *   fake_app threads N  8 threads launching N times each, at once, kernels
@@ -136,6 +142,25 @@ int main(int argc, char **argv)
 		steps(n, 0);
 		if (argc > 3)
 			pause_ms(atol(argv[3]));
+	} else if (argc > 1 && !strcmp(argv[1], "capture")) {
+		void (*begin)(long) = (void (*)(long))dlsym(hc, "fakecuda_capture_begin");
+		int (*end)(void) = (int (*)(void))dlsym(hc, "fakecuda_capture_end");
+
+		if (!begin || !end) {
+			fprintf(stderr, "fake_app: the fake driver cannot capture\n");
+			return 99;
+		}
+		steps(n, 0);
+		begin(3);
+		for (int i = 0; i < 24; i++)
+			launch(1, 1, 2, names[1], 1, 32, 0, 3);
+		pause_ms(argc > 3 ? atol(argv[3]) : 0);
+		if (end()) {
+			printf("capture invalidated\n");
+			return 1;
+		}
+		printf("capture ended\n");
+		steps(n, 0);
 	} else if (argc > 1 && !strcmp(argv[1], "graph")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
@@ -192,7 +217,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|ctx-cycle|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|ctx-cycle|capture|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

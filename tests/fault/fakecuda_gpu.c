@@ -11,6 +11,14 @@
  * destroyed, or after its context was (fakecuda_context_destroyed(),
  * which fake_app calls as it destroys the context), aborts: the driver
  * may have given its handle to another event by then.
+ *
+ * Stream capture: fakecuda_capture_begin(S) starts a capture of stream S
+ * in CU_STREAM_CAPTURE_MODE_GLOBAL (PyTorch's mode) and
+ * fakecuda_capture_end() ends it, 1 when it was invalidated.  Meanwhile a
+ * call that the real driver deems potentially unsafe (fakecuda_unsafe:
+ * here event queries; allocations, waits and module patching in the fake
+ * sanitizer), made by any thread whose capture mode is not relaxed
+ * (cuThreadExchangeStreamCaptureMode), fails and invalidates it.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -122,12 +130,56 @@ CUresult cuCtxGetCurrent(CUcontext *c)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+static long capturing;		/* the stream being captured, 0 for none */
+static const char *invalidated;	/* the call that broke the capture */
+static _Thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+__attribute__((visibility("default"))) void fakecuda_capture_begin(long stream)
 {
-	(void)s;
+	__atomic_store_n(&invalidated, NULL, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&capturing, stream, __ATOMIC_SEQ_CST);
+}
+
+__attribute__((visibility("default"))) int fakecuda_capture_end(void)
+{
+	const char *why = __atomic_load_n(&invalidated, __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&capturing, 0, __ATOMIC_SEQ_CST);
+	if (why)
+		fprintf(stderr, "fake cuda: the stream capture was invalidated by %s\n", why);
+	return why != NULL;
+}
+
+/* 1 when a call named what must fail here: a capture is on and this
+ * thread's mode is not relaxed (the capture is then invalidated). */
+__attribute__((visibility("default"))) int fakecuda_unsafe(const char *what)
+{
+	const char *none = NULL;
+
+	if (!__atomic_load_n(&capturing, __ATOMIC_SEQ_CST) || thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	__atomic_compare_exchange_n(&invalidated, &none, what, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode old = thread_mode;
+
 	if (!gpu())
 		return no();
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	thread_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	long c = __atomic_load_n(&capturing, __ATOMIC_SEQ_CST);
+
+	if (!gpu())
+		return no();
+	*st = c && (long)(uintptr_t)s == c ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
 }
 
@@ -213,6 +265,8 @@ CUresult cuEventQuery(CUevent e)
 
 	if (!gpu())
 		return no();
+	if (fakecuda_unsafe("cuEventQuery"))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	id = event_slot(e, "cuEventQuery");
 	return !id || event_done(id) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }

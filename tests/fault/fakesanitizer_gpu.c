@@ -31,6 +31,7 @@
  *
  * Without FAKESANITIZER_GPU every entry point fails like fakesanitizer.c's.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,19 @@ static void hangs_on_gpu(const char *what)
 	abort();
 }
 
+/* 1 when the call named what fails: a stream capture is on and the
+ * calling thread's capture mode is not relaxed (fakecuda_gpu.c). */
+static int unsafe(const char *what)
+{
+	const char *lib = getenv("NUCATRACE_LIBCUDA");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	int (*check)(const char *) = h ? (int (*)(const char *))dlsym(h, "fakecuda_unsafe") : NULL;
+	int no = check && check(what);
+
+	if (h)
+		dlclose(h);
+	return no;
+}
 
 static int gpu(void)
 {
@@ -182,6 +196,8 @@ nt_san_result sanitizerAddPatches(const void *image, CUcontext ctx)
 	if (!gpu())
 		return no();
 	hangs_on_gpu("sanitizerAddPatches");
+	if (unsafe("sanitizerAddPatches"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	return NT_SAN_SUCCESS;
 }
 
@@ -201,6 +217,8 @@ nt_san_result sanitizerPatchModule(CUmodule module)
 	if (!gpu())
 		return no();
 	hangs_on_gpu("sanitizerPatchModule");
+	if (unsafe("sanitizerPatchModule"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 1;
 	g.patches++;
@@ -213,6 +231,8 @@ nt_san_result sanitizerUnpatchModule(CUmodule module)
 	if (!gpu())
 		return no();
 	hangs_on_gpu("sanitizerUnpatchModule");
+	if (unsafe("sanitizerUnpatchModule"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 0;
 	g.unpatches++;
@@ -247,6 +267,8 @@ nt_san_result sanitizerAlloc(CUcontext ctx, void **ptr, size_t size)
 	(void)ctx;
 	if (!gpu())
 		return no();
+	if (unsafe("sanitizerAlloc"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	__atomic_add_fetch(&g.allocs, 1, __ATOMIC_RELAXED);
 	return (*ptr = calloc(1, size)) ? NT_SAN_SUCCESS : NT_SAN_ERROR_NOT_INITIALIZED;
 }
@@ -261,6 +283,8 @@ nt_san_result sanitizerFree(CUcontext ctx, void *ptr)
 	(void)ctx;
 	if (!gpu())
 		return no();
+	if (unsafe("sanitizerFree"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	__atomic_add_fetch(&g.frees, 1, __ATOMIC_RELAXED);
 	free(ptr);
 	return NT_SAN_SUCCESS;
@@ -296,6 +320,8 @@ nt_san_result sanitizerStreamSynchronize(nt_san_stream stream)
 	(void)stream;
 	if (!gpu())
 		return no();
+	if (unsafe("sanitizerStreamSynchronize"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
 	__atomic_add_fetch(&g.waits, 1, __ATOMIC_RELAXED);
 	run_pending();
 	return NT_SAN_SUCCESS;
