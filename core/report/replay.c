@@ -290,11 +290,72 @@ int nt_replay_rho(const double *lat, int n_sm, double intercept_ns, double slope
 	return 0;
 }
 
+/* How far each SM ran from the fit, into res[n_sm] (replay.h: the
+ * residual factors): q(b) = dur(b) / (c + slope * lat[s]) for the blocks
+ * of SM s, their mean q(s) over the mean of those over SMs, shrunk
+ * towards 1 by lambda(s) = sys / (sys + within / k(s)), where within is
+ * the pooled variance of q(b) about q(s) (SMs with two blocks or more),
+ * k(s) the SM's blocks and sys = max(0, variance of q(s) over SMs - within
+ * x mean 1 / k(s)), the part of that variance the blocks' own spread
+ * does not explain.  1 where nothing can be told apart: SMs without
+ * blocks, no SM with two blocks, no variance left over, and launches of
+ * more than one wave (there an SM's blocks ran under changing company,
+ * the last wave's alone: what sets its mean is not the SM). */
+static void residuals(const struct nt_replay_input *in, const double *base, double c, double *res)
+{
+	double *sum = calloc((size_t)in->n_sm, sizeof(*sum)), *sq = calloc((size_t)in->n_sm, sizeof(*sq));
+	int *k = calloc((size_t)in->n_sm, sizeof(*k));
+	double within = 0, mean = 0, between = 0, inv_k = 0, sys;
+	int with = 0, df = 0;
+
+	for (int s = 0; s < in->n_sm; s++)
+		res[s] = 1;
+	if (!sum || !sq || !k || in->n_blocks > (size_t)in->n_sm * (size_t)in->slots)
+		goto out;
+	for (size_t i = 0; i < in->n_blocks; i++) {
+		int s = in->blocks[i].sm;
+		double add = in->slope != 0 ? in->slope * in->lat[s] : 0, q = (base[i] + add) / (c + add);
+
+		sum[s] += q;
+		sq[s] += q * q;
+		k[s]++;
+	}
+	for (int s = 0; s < in->n_sm; s++) {
+		if (!k[s])
+			continue;
+		sum[s] /= k[s];		/* q(s) */
+		within += sq[s] - k[s] * sum[s] * sum[s];
+		df += k[s] - 1;
+		mean += sum[s];
+		inv_k += 1.0 / k[s];
+		with++;
+	}
+	if (!df || with < 2)
+		goto out;
+	within = fmax(0, within / df);
+	mean /= with;
+	inv_k /= with;
+	for (int s = 0; s < in->n_sm; s++)
+		if (k[s])
+			between += (sum[s] - mean) * (sum[s] - mean);
+	between /= with - 1;
+	sys = between - within * inv_k;
+	if (!(sys > 0) || !(mean > 0))
+		goto out;
+	for (int s = 0; s < in->n_sm; s++)
+		if (k[s])
+			res[s] = 1 + sys / (sys + within / k[s]) * (sum[s] / mean - 1);
+out:
+	free(sum);
+	free(sq);
+	free(k);
+}
+
 /* The persistent-kernel counterfactuals (replay.h) into r. */
 static int persistent(const struct nt_replay_input *in, const double *base, double mean_lat,
 		      struct nt_replay_result *r, struct nt_err *err)
 {
-	double w = 0, c = 0, inv = 0, rho_max = 0, *rho;
+	double w = 0, c = 0, inv = 0, even_max = 0, res_max = 0, *rho, *res;
 	size_t n = in->n_blocks;
 
 	for (size_t i = 0; i < n; i++)
@@ -305,9 +366,10 @@ static int persistent(const struct nt_replay_input *in, const double *base, doub
 		/* Blocks of no duration: nothing to split. */
 		r->even_ns = r->split_ns = 0;
 	} else {
-		rho = malloc(in->n_sm * sizeof(*rho));
+		rho = malloc(2 * in->n_sm * sizeof(*rho));
 		if (!rho)
 			return nt_err_set(err, "replay: out of memory for %d SMs", in->n_sm);
+		res = rho + in->n_sm;
 		if (nt_replay_rho(in->lat, in->n_sm, c, in->slope, rho, NULL)) {
 			/* Some SM would run its work in no time (blocks of
 			 * no duration at the bound): no speeds to split by. */
@@ -315,13 +377,15 @@ static int persistent(const struct nt_replay_input *in, const double *base, doub
 			r->even_ns = r->split_ns = NAN;
 			goto derived;
 		}
+		residuals(in, base, c, res);
 		for (int s = 0; s < in->n_sm; s++) {
 			inv += 1 / rho[s];
-			rho_max = fmax(rho_max, rho[s]);
+			even_max = fmax(even_max, rho[s] * res[s]);
+			res_max = fmax(res_max, res[s]);
 		}
 		free(rho);
-		r->even_ns = w / ((double)in->n_sm * in->slots) * rho_max;
-		r->split_ns = w / ((double)in->slots * inv);
+		r->even_ns = w / ((double)in->n_sm * in->slots) * even_max;
+		r->split_ns = w / ((double)in->slots * inv) * res_max;
 	}
 derived:
 	r->rebalance_ns = r->even_ns - r->split_ns;

@@ -70,10 +70,15 @@
  *   rho[s]    = (c + slope * lat[s]) / (c + slope * mean(lat))
  *						time per unit of work on SM s,
  *						relative to the average SM
- *   even	every slot the same share W / (n_sm * slots), so the slowest
- *		SM finishes last: even_ns = W / (n_sm * slots) * max rho
- *   split	shares in proportion to SM speed 1 / rho, so every slot
- *		finishes together: split_ns = W / (slots * sum over SMs of 1 / rho)
+ *   res[s]    = how much slower SM s ran than rho[s] says (residual
+ *		factors, below; 1 when nothing tells)
+ *   even	every slot the same share W / (n_sm * slots), so the SM
+ *		slowest in fact finishes last:
+ *		even_ns = W / (n_sm * slots) * max over s of rho[s] * res[s]
+ *   split	shares in proportion to SM speed by the map, 1 / rho, so
+ *		every slot would finish together if the map were all; the SM
+ *		most behind it finishes last:
+ *		split_ns = W / (slots * sum over SMs of 1 / rho) * max res
  * and rebalance = even - split (what the map adds to a persistent
  * kernel: equal shares to shares by speed), quantisation = hardware -
  * even (what recasting the grid as an even persistent kernel changes:
@@ -87,6 +92,21 @@
  * persistent kernel uses every SM).  When c + slope * lat[s] is not
  * positive on some SM (only blocks of no duration get there) these six
  * figures are NAN.
+ *
+ * Residual factors.  SMs differ by more than the map's latency says: on
+ * the validation chase (GPU-443e086d) the SMs' times spread 0.6% about
+ * the fit, the same SMs in every launch, and a version split by the map
+ * ended when the SM furthest behind it did, 1.3% after the pooled
+ * model's split (docs/validation.md: 3.21% gained where 4.12% was
+ * predicted, now 2.85%).  For a launch of at most one wave (an SM's
+ * blocks ran side by side all along), res[s] = q(s) / mean over SMs,
+ * q(s) the mean over SM s's blocks of dur(b) / (c + slope * lat[s]),
+ * shrunk towards 1 by how much of the SMs' spread their blocks' own
+ * spread explains (one-way random effects: lambda = sys / (sys +
+ * within / k(s)), replay.c's residuals()).  1 everywhere for launches of
+ * more waves (an SM's mean then is the company its blocks kept, the
+ * last wave's ran alone), where no SM has two blocks (nothing to tell a
+ * slow SM from a long block), or where the blocks' spread explains all.
  *
  * Waves and tail (on the hardware replay), kept apart from placement:
  *   waves = n_blocks / (n_sm * slots); full_waves = floor(waves);

@@ -166,6 +166,42 @@ static void test_persistent_tail(void **state)
 	assert_ns(r.persist_ns, r.quantisation_ns);
 }
 
+/* SMs that ran slower than the fit says (residual factors, replay.h).
+ * One wave on 2 SMs x 2 slots at slope 0: SM 0's blocks 10 and 10 ns,
+ * SM 1's 12 and 12.  W = 44, c = 11.  The blocks' own spread is 0, so
+ * SM 1's 12/11 is all its own: an even persistent version ends when SM 1
+ * does, 44 / 4 x 12/11 = 12, and so does one split by the map (no slope:
+ * equal shares): nothing to gain, where pooled work alone said 11, 8% off.
+ * Then SM 0's blocks 9 and 11, SM 1's 11 and 13: the same means, but the
+ * spread within SMs (variance 2/121 of q) explains half of theirs, so the
+ * factors are shrunk halfway: 1 -+ 1/22, even and split 11 x 23/22. */
+static void test_persistent_residuals(void **state)
+{
+	static const struct nt_replay_block even[4] = { { 0, 10, 0 }, { 0, 10, 0 }, { 0, 12, 1 }, { 0, 12, 1 } };
+	static const struct nt_replay_block noisy[4] = { { 0, 9, 0 }, { 0, 11, 0 }, { 0, 11, 1 }, { 0, 13, 1 } };
+	struct nt_replay_input in = { .n_sm = 2, .slots = 2, .blocks = even, .n_blocks = 4, .slope = 0 };
+	struct nt_replay_result r;
+
+	(void)state;
+	run_ok(&in, &r);
+	assert_ns(r.hardware_ns, 12);
+	assert_ns(r.even_ns, 12);
+	assert_ns(r.split_ns, 12);
+	assert_ns(r.quantisation_ns, 0);
+	assert_ns(r.rebalance_ns, 0);
+	assert_ns(r.persist_ns, 0);
+	in.blocks = noisy;
+	run_ok(&in, &r);
+	assert_ns(r.even_ns, 11 * 23.0 / 22);
+	assert_ns(r.split_ns, 11 * 23.0 / 22);
+	/* more than one wave (1 slot): the means are not the SMs' own */
+	in.blocks = even;
+	in.slots = 1;
+	run_ok(&in, &r);
+	assert_ns(r.even_ns, 22);
+	assert_ns(r.split_ns, 22);
+}
+
 /* Slope 0 on a random multi-wave launch, and the same launch at a slope
  * on a flat map (every SM at 256 cycles): the map cannot matter, and the
  * second run goes through every policy's own replay. */
@@ -492,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_aware_strictly_wins),
 		cmocka_unit_test(test_persistent_by_hand),
 		cmocka_unit_test(test_persistent_tail),
+		cmocka_unit_test(test_persistent_residuals),
 		cmocka_unit_test(test_slope_zero_uniform_is_hardware),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_observed_slots),
