@@ -110,10 +110,12 @@ static _Thread_local struct {
 	int moved;		/* ... on another stream than the exec's last */
 	int relaxed;		/* capture mode relaxed in this callback */
 	CUstreamCaptureMode mode;	/* ... what it was */
+	int depth;		/* callbacks of this thread under way (one may
+				 * come inside a call of ours) */
 } tl;
 
 /* Before a call of ours that stream capture deems potentially unsafe
- * (san.h): relaxed until the callback returns. */
+ * (san.h): relaxed until the outermost callback returns. */
 static void relax(void)
 {
 	if (!tl.relaxed)
@@ -786,6 +788,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	int saved = errno;	/* the program's, inside its CUDA call */
 
 	(void)userdata;
+	tl.depth++;
 	seen_thread();
 	switch (domain) {
 	case NT_SAN_CB_DOMAIN_LAUNCH:
@@ -819,7 +822,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		}
 		break;
 	}
-	if (tl.relaxed) {
+	if (!--tl.depth && tl.relaxed) {
 		nt_san_unrelax(tl.mode);
 		tl.relaxed = 0;
 	}
