@@ -442,15 +442,17 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are
- * the graph's node launches.  The reason, or NULL. */
-static const char *captured(const struct nt_san_launch_data *d)
+ * the graph's node launches (stream: the launch's; a graph node's, the
+ * stream its graph was launched into, a child graph of the one captured
+ * there).  The reason, or NULL. */
+static const char *captured(CUstream stream)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 
 	if (!cu)
 		return "cannot ask the driver whether the stream is capturing";
-	if (cu->cuStreamIsCapturing(d->stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+	if (cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return "launch captured into a graph (its replays are traced as graph launches)";
 	return NULL;
 }
@@ -548,7 +550,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		return;
 	}
 	if (flags & NT_SAMPLE_TRACE) {
-		why = captured(d);
+		why = captured(d->stream);
 		if (!why)
 			why = trace(d, d->hStream, &l, seq, launch_data);
 		if (why)
@@ -745,6 +747,8 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		why = tl.conditional ? "a kernel node after a conditional node in its graph launch (a conditional "
 				       "body runs 0 or many times per launch: their records would mix)"
 		    : tl.graph_lock ? NULL : "another thread's graph launch was being traced";
+		if (!why && d->apiStream)
+			why = captured(d->apiStream);
 		if (!why)
 			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)

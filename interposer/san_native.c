@@ -387,11 +387,16 @@ int nt_san_native_begin(const struct nt_launch_info *l, CUfunction f, CUstream s
 void nt_san_native_end(CUstream stream)
 {
 	struct timing *t = cur.t;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 
 	if (!t)
 		return;
 	cur.t = NULL;
-	/* dead: its context went, this launch unended */
-	if (is_dead(t) || cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
+	/* dead: its context went, this launch unended; capturing: a launch
+	 * with no end is ended at the thread's next one, and its stream may
+	 * be captured by then (an event recorded there is a graph's node,
+	 * and querying it breaks the capture whatever the mode) */
+	if (is_dead(t) || cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE ||
+	    cu->cuEventRecord(t->after, stream) || nt_collector_native(&cur.nt, poll, done, t))
 		give_up(t, t->w);
 }

@@ -298,24 +298,38 @@ int nt_replay_rho(const double *lat, int n_sm, double intercept_ns, double slope
  * k(s) the SM's blocks and sys = max(0, variance of q(s) over SMs - within
  * x mean 1 / k(s)), the part of that variance the blocks' own spread
  * does not explain.  1 where nothing can be told apart: SMs without
- * blocks, no SM with two blocks, no variance left over, and launches of
- * more than one wave (there an SM's blocks ran under changing company,
- * the last wave's alone: what sets its mean is not the SM). */
+ * blocks; launches of more than one wave, or where an SM's blocks did
+ * not all run side by side (there an SM's blocks ran under changing
+ * company, the last wave's alone: what sets its mean is not the SM);
+ * within resting on fewer than RES_MIN_DF pairs of blocks or on fewer
+ * than half as many as SMs with blocks (single-block SMs would then be
+ * read at face value); no variance left over.  The largest factor over
+ * many SMs leans high where SMs differ by nothing: by the shrinkage's
+ * noise, smaller the more blocks each SM has. */
+#define RES_MIN_DF 10
+
 static void residuals(const struct nt_replay_input *in, const double *base, double c, double *res)
 {
 	double *sum = calloc((size_t)in->n_sm, sizeof(*sum)), *sq = calloc((size_t)in->n_sm, sizeof(*sq));
+	int64_t *first_end = malloc((size_t)in->n_sm * sizeof(*first_end)),
+		*last_start = malloc((size_t)in->n_sm * sizeof(*last_start));
 	int *k = calloc((size_t)in->n_sm, sizeof(*k));
 	double within = 0, mean = 0, between = 0, inv_k = 0, sys;
 	int with = 0, df = 0;
 
 	for (int s = 0; s < in->n_sm; s++)
 		res[s] = 1;
-	if (!sum || !sq || !k || in->n_blocks > (size_t)in->n_sm * (size_t)in->slots)
+	if (!sum || !sq || !k || !first_end || !last_start || in->n_blocks > (size_t)in->n_sm * (size_t)in->slots)
 		goto out;
 	for (size_t i = 0; i < in->n_blocks; i++) {
-		int s = in->blocks[i].sm;
+		const struct nt_replay_block *b = &in->blocks[i];
+		int s = b->sm;
 		double add = in->slope != 0 ? in->slope * in->lat[s] : 0, q = (base[i] + add) / (c + add);
 
+		if (!k[s] || b->t_end_ns < first_end[s])
+			first_end[s] = b->t_end_ns;
+		if (!k[s] || b->t_start_ns > last_start[s])
+			last_start[s] = b->t_start_ns;
 		sum[s] += q;
 		sq[s] += q * q;
 		k[s]++;
@@ -323,14 +337,25 @@ static void residuals(const struct nt_replay_input *in, const double *base, doub
 	for (int s = 0; s < in->n_sm; s++) {
 		if (!k[s])
 			continue;
+		if (last_start[s] >= first_end[s])	/* one of its blocks began after another ended */
+			goto out;
 		sum[s] /= k[s];		/* q(s) */
-		within += sq[s] - k[s] * sum[s] * sum[s];
+	}
+	for (size_t i = 0; i < in->n_blocks; i++) {	/* two passes: no cancellation */
+		int s = in->blocks[i].sm;
+		double add = in->slope != 0 ? in->slope * in->lat[s] : 0, q = (base[i] + add) / (c + add);
+
+		within += (q - sum[s]) * (q - sum[s]);
+	}
+	for (int s = 0; s < in->n_sm; s++) {
+		if (!k[s])
+			continue;
 		df += k[s] - 1;
 		mean += sum[s];
 		inv_k += 1.0 / k[s];
 		with++;
 	}
-	if (!df || with < 2)
+	if (df < RES_MIN_DF || 2 * df < with || with < 2)
 		goto out;
 	within = fmax(0, within / df);
 	mean /= with;
@@ -348,6 +373,8 @@ static void residuals(const struct nt_replay_input *in, const double *base, doub
 out:
 	free(sum);
 	free(sq);
+	free(first_end);
+	free(last_start);
 	free(k);
 }
 

@@ -26,9 +26,10 @@
  *                       context destroyed and made again (the same handle,
  *                       its modules loaded again), N steps more, MS ms of
  *                       rest before the end
- *   fake_app capture N MS  the loop of `steps` for N steps, then one
- *                       step's launches on stream 3 captured in global mode
- *                       (as PyTorch captures a CUDA graph), MS ms before
+ *   fake_app capture N MS  the loop of `steps` for N steps, then 24
+ *                       launches on stream 3 captured in global mode (as
+ *                       PyTorch captures a CUDA graph) and 6 on stream 1
+ *                       not captured, MS ms before
  *                       the capture ends, then N steps more; exits 1 when
  *                       the capture was invalidated (a call of the tracer
  *                       that capture deems unsafe, made meanwhile)
@@ -152,8 +153,11 @@ int main(int argc, char **argv)
 		}
 		steps(n, 0);
 		begin(3);
-		for (int i = 0; i < 24; i++)
+		for (int i = 0; i < 24; i++) {
 			launch(1, 1, 2, names[1], 1, 32, 0, 3);
+			if (i % 4 == 0)	/* meanwhile, on a stream not captured */
+				launch(1, 2, 3, names[2], 64, 256, 4096, 1);
+		}
 		pause_ms(argc > 3 ? atol(argv[3]) : 0);
 		if (end()) {
 			printf("capture invalidated\n");

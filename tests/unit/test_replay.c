@@ -167,22 +167,25 @@ static void test_persistent_tail(void **state)
 }
 
 /* SMs that ran slower than the fit says (residual factors, replay.h).
- * One wave on 2 SMs x 2 slots at slope 0: SM 0's blocks 10 and 10 ns,
- * SM 1's 12 and 12.  W = 44, c = 11.  The blocks' own spread is 0, so
- * SM 1's 12/11 is all its own: an even persistent version ends when SM 1
- * does, 44 / 4 x 12/11 = 12, and so does one split by the map (no slope:
- * equal shares): nothing to gain, where pooled work alone said 11, 8% off.
- * Then SM 0's blocks 9 and 11, SM 1's 11 and 13: the same means, but the
- * spread within SMs (variance 2/121 of q) explains half of theirs, so the
- * factors are shrunk halfway: 1 -+ 1/22, even and split 11 x 23/22. */
+ * One wave on 2 SMs x 12 slots at slope 0: SM 0's twelve blocks 10 ns,
+ * SM 1's 12 ns.  W = 264, c = 11.  The blocks' own spread is 0, so SM
+ * 1's 12/11 is all its own: an even persistent version ends when SM 1
+ * does, 264 / 24 x 12/11 = 12, and so does one split by the map (no
+ * slope: equal shares): nothing to gain, where pooled work alone said 11.
+ * Then half of each SM's blocks 1 ns shorter, half 1 ns longer: the same
+ * means, within = 24 / 22 / 121 (22 pairs' worth), sys = 2/121 - within /
+ * 12 = (21/11) / 121, lambda = 21/22: the factors 1 -+ 21/242, even and
+ * split 11 x 263/242.  With 1 slot the launch is 12 waves: no factors,
+ * and none when the blocks' spread rests on too few pairs (2 SMs x 2). */
 static void test_persistent_residuals(void **state)
 {
-	static const struct nt_replay_block even[4] = { { 0, 10, 0 }, { 0, 10, 0 }, { 0, 12, 1 }, { 0, 12, 1 } };
-	static const struct nt_replay_block noisy[4] = { { 0, 9, 0 }, { 0, 11, 0 }, { 0, 11, 1 }, { 0, 13, 1 } };
-	struct nt_replay_input in = { .n_sm = 2, .slots = 2, .blocks = even, .n_blocks = 4, .slope = 0 };
+	struct nt_replay_block b[24];
+	struct nt_replay_input in = { .n_sm = 2, .slots = 12, .blocks = b, .n_blocks = 24, .slope = 0 };
 	struct nt_replay_result r;
 
 	(void)state;
+	for (int i = 0; i < 24; i++)
+		b[i] = (struct nt_replay_block){ 0, i < 12 ? 10 : 12, i < 12 ? 0 : 1 };
 	run_ok(&in, &r);
 	assert_ns(r.hardware_ns, 12);
 	assert_ns(r.even_ns, 12);
@@ -190,16 +193,28 @@ static void test_persistent_residuals(void **state)
 	assert_ns(r.quantisation_ns, 0);
 	assert_ns(r.rebalance_ns, 0);
 	assert_ns(r.persist_ns, 0);
-	in.blocks = noisy;
+	for (int i = 0; i < 24; i++)
+		b[i].t_end_ns += i % 2 ? 1 : -1;
 	run_ok(&in, &r);
-	assert_ns(r.even_ns, 11 * 23.0 / 22);
-	assert_ns(r.split_ns, 11 * 23.0 / 22);
-	/* more than one wave (1 slot): the means are not the SMs' own */
-	in.blocks = even;
+	assert_ns(r.even_ns, 11 * 263.0 / 242);
+	assert_ns(r.split_ns, 11 * 263.0 / 242);
+	/* twelve waves of one slot: the means are not the SMs' own */
 	in.slots = 1;
+	for (int i = 0; i < 24; i++)
+		b[i] = (struct nt_replay_block){ 12 * (i % 12), 12 * (i % 12) + (i < 12 ? 10 : 12), i < 12 ? 0 : 1 };
 	run_ok(&in, &r);
-	assert_ns(r.even_ns, 22);
-	assert_ns(r.split_ns, 22);
+	assert_ns(r.even_ns, 132);
+	assert_ns(r.split_ns, 132);
+	/* two blocks per SM: within rests on 2 pairs */
+	in.slots = 2;
+	in.n_blocks = 4;
+	b[0] = (struct nt_replay_block){ 0, 10, 0 };
+	b[1] = (struct nt_replay_block){ 0, 10, 0 };
+	b[2] = (struct nt_replay_block){ 0, 12, 1 };
+	b[3] = (struct nt_replay_block){ 0, 12, 1 };
+	run_ok(&in, &r);
+	assert_ns(r.even_ns, 11);
+	assert_ns(r.split_ns, 11);
 }
 
 /* Slope 0 on a random multi-wave launch, and the same launch at a slope
