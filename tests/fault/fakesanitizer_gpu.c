@@ -426,10 +426,17 @@ static void run_pending(void)
 		run(p.mods[i], p.data[i], p.gridid[i], p.grids[i], p.blocks[i]);
 }
 
+static long graph_launches, node_calls;
+
 static void call(nt_san_domain domain, uint32_t cbid, const void *data)
 {
-	if (g.cb && (unsigned)domain < 16 && cbid < 1024 && (g.domain_on[domain] || g.callback_on[domain][cbid]))
-		g.cb(g.userdata, domain, cbid, data);
+	if (domain == NT_SAN_CB_DOMAIN_GRAPHS && cbid == NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN)
+		__atomic_add_fetch(&graph_launches, 1, __ATOMIC_RELAXED);
+	if (!g.cb || (unsigned)domain >= 16 || cbid >= 1024 || !(g.domain_on[domain] || g.callback_on[domain][cbid]))
+		return;
+	if (domain == NT_SAN_CB_DOMAIN_GRAPHS && cbid == NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN)
+		__atomic_add_fetch(&node_calls, 1, __ATOMIC_RELAXED);
+	g.cb(g.userdata, domain, cbid, data);
 }
 
 __attribute__((visibility("default"))) void fakegpu_context(long ctx)
@@ -613,6 +620,8 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	       g.blocks, g.beyond, g.waits);
 	if (g.children)
 		printf("fake gpu: %ld grids launched from the device\n", g.children);
+	if (graph_launches)
+		printf("fake gpu: %ld graph launches, %ld node callbacks delivered\n", graph_launches, node_calls);
 	if (g.no_data_set)
 		printf("fake gpu: %ld graph node launches ran patched code with no data ever set (a fault on "
 		       "the H200)\n", g.no_data_set);
