@@ -4,14 +4,17 @@ small conv net (CIFAR-sized images), trained together in bf16 autocast with
 AdamW, about a thousand kernel launches per step (PyTorch's own elementwise
 and reduction kernels, cuBLAS GEMMs, cuDNN convolutions, fused attention).
 
-    python3 torch_train.py [--steps N] [--graphs] [--seed S]
+    python3 torch_train.py [--steps N] [--graphs] [--seed S] [--scale K]
 
 Prints one line per 10 steps with the losses in full precision (so an
 untraced and a traced run can be compared byte for byte), then
 "train WALL s" (wall time of the steps, after a CUDA sync) and "step MS ms"
 (median step time).  --graphs captures one whole step (forward, backward,
 optimizer) into a CUDA graph and replays it: the pattern of
-torch.cuda.graphs and torch.compile(mode="reduce-overhead").
+torch.cuda.graphs and torch.compile(mode="reduce-overhead").  --scale K multiplies both batches by
+K: the same launches, each K times the work, so that the GPU, not Python,
+sets the pace (the eager loop at K=1 waits on the host, whose jitter
+between runs hides a 1% difference).
 
 Deterministic: fixed seeds, deterministic algorithms, no cuDNN autotuning.
 """
@@ -85,6 +88,7 @@ def main():
     ap.add_argument("--graphs", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--step-times", action="store_true", help="print every step's host time (ms)")
+    ap.add_argument("--scale", type=int, default=1, help="batches K times larger")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = False
@@ -95,9 +99,9 @@ def main():
     params = list(lm.parameters()) + list(cnn.parameters())
     opt = torch.optim.AdamW(params, lr=3e-4, weight_decay=0.01, capturable=args.graphs)
     g = torch.Generator(device=dev).manual_seed(args.seed)
-    tokens = torch.randint(0, 8192, (16, 257), device=dev, generator=g)
-    images = torch.randn(64, 3, 32, 32, device=dev, generator=g)
-    labels = torch.randint(0, 10, (64,), device=dev, generator=g)
+    tokens = torch.randint(0, 8192, (16 * args.scale, 257), device=dev, generator=g)
+    images = torch.randn(64 * args.scale, 3, 32, 32, device=dev, generator=g)
+    labels = torch.randint(0, 10, (64 * args.scale,), device=dev, generator=g)
     losses = torch.zeros(2, device=dev)
 
     def step():
