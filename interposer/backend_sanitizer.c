@@ -155,9 +155,6 @@ static _Thread_local int64_t pending_dyn_smem = -1;
  * per function, and two graphs' nodes must not swap theirs. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Node callbacks not enabled: nothing can be traced (san_start). */
-static int no_nodes;
-
 /* Graph execs and nodes by number, in order of first sight; for an exec
  * the stream of its last launch. */
 struct graph_id {
@@ -663,11 +660,6 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph_upload = g->isGraphUpload != 0;
 	tl.conditional = 0;
 	tl.exec_seen = 0;
-	if (no_nodes) {	/* none: a graph launch counts once */
-		if (!tl.graph_upload)
-			nt_collector_count();
-		return;
-	}
 	if (nt_collector_exhausted() && !any_patched())
 		return;
 	tl.graph = 1;
@@ -867,7 +859,7 @@ static const uint32_t launch_calls[] = {
 	NT_SAN_CBID_DRIVER_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz,
 };
 
-static const uint32_t graph_calls[] = {	/* the node callback first (no_nodes) */
+static const uint32_t graph_calls[] = {
 	NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_END,
 };
 
@@ -883,6 +875,14 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (" NT_ANOTHER_TOOL ")" : "");
+	/* A policy that can trace nothing (none) asks for no callback: it
+	 * writes no trace and counts nothing, and callbacks cost the host
+	 * even when they return at once (the graphs domain's node callback
+	 * about 1.4 us per kernel node of every graph launch: PyTorch's
+	 * captured step went from 0.05 to 1.5 ms per replay; session 14,
+	 * run 3). */
+	if (nt_collector_exhausted())
+		return 0;
 	/* Only the resource callbacks handled (docs/results/2026-12-01-session11.md). */
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
@@ -895,12 +895,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	for (size_t i = 0; i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
 			goto fail;
-	/* A policy that can trace nothing (none) needs no node callbacks:
-	 * they cost the host about 1.4 us per kernel node of every graph
-	 * launch (PyTorch's captured step, 1,114 nodes: 0.05 ms per replay
-	 * bare, 1.5 ms under none; session 14, run 3). */
-	no_nodes = nt_collector_exhausted();
-	for (size_t i = no_nodes; i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++)
+	for (size_t i = 0; i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS, graph_calls[i])))
 			goto fail;
 	return 0;
