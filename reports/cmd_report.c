@@ -15,7 +15,8 @@
 
 static const char usage[] =
 	"nucatrace report [--json] [--launches] [--top N] [--html FILE] [--perfetto FILE]\n"
-	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] [--threads N] TRACE...";
+	"       [--csv DIR] [--map SPEC] [--store PATH] [--shuffle-check N] [--threads N]\n"
+	"       [--no-probe-correction] TRACE...";
 
 static const char help[] =
 	"Join trace files with the GPUs' calibration maps: per kernel, how block time\n"
@@ -43,7 +44,11 @@ static const char help[] =
 	"                shuffled at random, which carry no physics: how often the verdict\n"
 	"                calls a kernel L2-sensitive by chance, on these very traces\n"
 	"  --threads N   read and analyse up to N traces at once (default: one per\n"
-	"                CPU); the report is the same whatever N\n";
+	"                CPU); the report is the same whatever N\n"
+	"  --no-probe-correction\n"
+	"                fit block times as traced: by default a kernel with native times\n"
+	"                has the instrumentation's per-SM cost, whose shape the trace's\n"
+	"                kernels that are mostly instrumentation give, taken off first\n";
 
 struct map_source {
 	struct nt_map *fixed;	/* --map */
@@ -87,7 +92,8 @@ int cmd_report(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "perfetto", required_argument, NULL, 'p' }, { "csv", required_argument, NULL, 'c' },
 		{ "html", required_argument, NULL, 'H' }, { "shuffle-check", required_argument, NULL, 'k' },
-		{ "threads", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
+		{ "threads", required_argument, NULL, 'T' }, { "no-probe-correction", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const struct nt_format *fmt = &nt_format_text;
 	struct nt_format_opts fo = { .top = 20 };
@@ -98,7 +104,7 @@ int cmd_report(int argc, char **argv)
 	struct nt_report *r;
 	struct nt_err err;
 	long v;
-	int o, ret, check = 0, threads = 0;
+	int o, ret, check = 0, threads = 0, flags = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -111,6 +117,7 @@ int cmd_report(int argc, char **argv)
 		case 'p': perfetto = optarg; break;
 		case 'c': csv = optarg; break;
 		case 'H': html = optarg; break;
+		case 'P': flags |= NT_REPORT_NO_PROBE_CORRECTION; break;
 		case 'h': printf("usage: %s\n\n%s", usage, help); return 0;
 		case 't':
 			if (nt_parse_int(optarg, 0, 1000000, &v))
@@ -140,7 +147,8 @@ int cmd_report(int argc, char **argv)
 	if ((perfetto && nt_outfile_open(&pf, perfetto, &err)) || (html && nt_outfile_open(&hf, html, &err)) ||
 	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
-	if (nt_report_build((const char *const *)argv + optind, argc - optind, threads, get_map, &src, &r, &err)) {
+	if (nt_report_build((const char *const *)argv + optind, argc - optind, threads, flags, get_map, &src, &r,
+			    &err)) {
 		nt_map_free(src.fixed);
 		nt_report_csv_abort(&cf);
 		die("%s", err.msg);

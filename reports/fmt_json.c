@@ -95,6 +95,7 @@ static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 	nt_json_kv_int(j, "native_launches", e->native_n);
 	nt_json_kv_double(j, "traced_min_ns", e->traced_min_ns > 0 ? e->traced_min_ns : NAN);
 	nt_json_kv_double(j, "probe_share", e->probe_share);
+	nt_json_kv_bool(j, "probe_corrected", e->probe_corrected);
 	nt_json_kv_str(j, "verdict", nt_report_verdict_name(e->verdict));
 	{
 		char why[512];
@@ -271,6 +272,7 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 		nt_json_kv_int(&j, "launches", t->launches);
 		nt_json_kv_int(&j, "traced", t->traced);
 		nt_json_kv_bool(&j, "complete", t->complete);
+		nt_json_kv_int(&j, "probe_shape_kernels", t->probe_shape_kernels);
 		nt_json_kv_str(&j, "no_map", t->traced && !t->has_map ? t->no_map : NULL);
 		nt_json_kv_int(&j, "skipped", t->skipped);
 		nt_json_kv_str(&j, "skipped_why", t->skipped ? t->skipped_why : NULL);

@@ -134,8 +134,18 @@ static void probe(FILE *f, const struct nt_report *r)
 		fprintf(f, "unknown: no native times for its kernels (figures in traced time)\n");
 		return;
 	}
+	int corrected = 0, shape = 0;
+
 	fprintf(f, "native times of %d of %d kernels set the figures below in native time;\n", known,
 		known + unknown);
+	for (int i = 0; i < r->n_kernels; i++)
+		corrected += r->kernels[i].probe_corrected;
+	for (int i = 0; i < r->n_traces; i++)
+		shape += r->traces[i].probe_shape_kernels;
+	if (corrected)
+		fprintf(f, "                     %d kernels' block times had the instrumentation's per-SM cost\n"
+			   "                     taken off before their fit (its shape from %d kernels that are\n"
+			   "                     mostly instrumentation)\n", corrected, shape);
 	if (r->probe_left_out)
 		fprintf(f, "                     left out: %d launches (%.3f ms traced, %.1f%%) of kernels whose\n"
 			   "                     instrumentation took %.0f%%+ of their time: not measurable here\n",
@@ -374,8 +384,9 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 			wrapped_at(f, why, 6, 2);
 		}
 		if (isfinite(k->probe_share) && k->verdict != NT_VERDICT_NOT_MEASURABLE)
-			fprintf(f, "      native %.1f us against %.1f us traced: instrumentation %.0f%%\n",
-				k->native_ns / 1e3, k->traced_min_ns / 1e3, 100 * k->probe_share);
+			fprintf(f, "      native %.1f us against %.1f us traced: instrumentation %.0f%%%s\n",
+				k->native_ns / 1e3, k->traced_min_ns / 1e3, 100 * k->probe_share,
+				k->probe_corrected ? ", its per-SM cost taken off" : "");
 		fprintf(f, "      as persistent: %.1f%% by the map, %.1f%% by the shape of the grid\n",
 			pct(k->rebalance_ns, k->time_ns_credible), pct(k->quantisation_ns, k->time_ns_credible));
 	}

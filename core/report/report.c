@@ -497,7 +497,7 @@ static int merge_shard(struct nt_report *r, struct tstate *ts)
 /* Stage 2 of a trace: every kernel's fit and native time. */
 static int read_fits(struct tstate *ts)
 {
-	int ret = nt_report_fit_kernels(ts) || nt_report_read_native(ts) ? -1 : 0;
+	int ret = nt_report_fit_kernels(ts) ? -1 : 0;	/* native times included */
 
 	for (int k = 0; k < ts->n_k && ts->fb; k++)
 		free(ts->fb[k]);
@@ -642,8 +642,8 @@ static int place_launches(struct nt_report *r, struct tstate *ts, struct nt_err 
 	return 0;
 }
 
-int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
-		    struct nt_report **out, struct nt_err *err)
+int nt_report_build(const char *const *paths, int n, int threads, int flags, nt_report_map_fn get_map,
+		    void *arg, struct nt_report **out, struct nt_err *err)
 {
 	struct nt_report *r = calloc(1, sizeof(*r));
 	struct tstate *ts = calloc(n > 0 ? n : 1, sizeof(*ts));
@@ -657,6 +657,7 @@ int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_
 		return nt_err_set(err, "out of memory");
 	}
 	r->n_traces = n;
+	r->flags = flags;
 	for (int i = 0; i < n; i++)
 		if (!(r->traces[i].path = strdup(paths[i]))) {
 			nt_err_set(err, "out of memory");

@@ -53,6 +53,22 @@
  * traces, configurations only ever traced) the probe effect is unknown
  * and the figures stay in traced time.
  *
+ * Its per-SM part (report_fit.c's probe_correct).  The cost differs by
+ * SM, and in the same way for every kernel: on a PyTorch training step
+ * (GPU-42ba7917) the per-SM mean block times of the 45 kernels whose
+ * blocks are at least 70% instrumentation correlate with each other at
+ * a median r of 0.69 and against the map at -0.24 to -0.42, a slope that
+ * runs against L2 latency in whatever kernel carries enough of it.  So
+ * each trace's probe shape per device is taken from its own such
+ * kernels (probe_share >= NT_REPORT_PROBE_SHAPE_MIN, every SM with at
+ * least 3 blocks, at least NT_REPORT_PROBE_SHAPE_KERNELS of them): per SM
+ * the blocks-weighted mean of each kernel's per-SM mean block time over
+ * its mean.  A measurable kernel with a probe share p > 0 then has p x
+ * (its mean block time) x shape[sm] taken off each of its blocks before
+ * its fit (probe_corrected), unless that leaves a block no time.  The
+ * verdict's shuffle test is unchanged (the correction does not use the
+ * map).
+ *
  * Collectives (job.h: NCCL's kernels) are not fitted: their blocks wait
  * for the other ranks, so their times say nothing of their SMs.  They are
  * replayed, and left out of the program's sums (counted).  When the
@@ -82,6 +98,8 @@
 #define NT_REPORT_FDR 0.01		/* the verdict's false discovery rate */
 #define NT_REPORT_FOLLOWS_R 0.3		/* |r| to name what per-SM times follow */
 #define NT_REPORT_PROBE_MAX 0.5		/* probe_share from which a kernel is not measurable */
+#define NT_REPORT_PROBE_SHAPE_MIN 0.7	/* probe_share of the kernels the probe shape comes from */
+#define NT_REPORT_PROBE_SHAPE_KERNELS 3	/* ... at least this many of them */
 
 enum nt_report_verdict {
 	NT_VERDICT_NO_FIT,		/* no map, too few SMs...: nt_report_no_fit() */
@@ -133,6 +151,7 @@ struct nt_report_trace {
 	char host[64];
 	int64_t pid, start_unix_ns, end_unix_ns;
 	int complete;		/* meta complete=1: its process finished writing it */
+	int probe_shape_kernels;	/* kernels its probe shape came from (0: none) */
 	/* Its own figures, summed as the program's are (below): its credible
 	 * launches of measurable kernels, native time where known. */
 	double time_ns_credible, lost_ns, recoverable_ns;
@@ -193,6 +212,7 @@ struct nt_report_kernel {
 	int native_n;		/* native times of it in the trace */
 	double traced_min_ns;	/* shortest makespan of the launches read for its fit; -1: none */
 	double probe_share;	/* 1 - native / traced; NAN: unknown */
+	int probe_corrected;	/* its blocks had the probe shape's cost taken off before the fit */
 	double traced_credible_ns;	/* traced makespans of the credible launches */
 	const struct nt_map *map;	/* its device's (r->devices owns it); NULL: none */
 	/* With a fit (fit.fitted), per SM s of map (map->n_sm of each):
@@ -251,6 +271,7 @@ struct nt_report_check {
 
 struct nt_report {
 	int n_traces, n_kernels, n_devices;
+	int flags;			/* nt_report_build's */
 	size_t n_launches;
 	struct nt_report_trace *traces;
 	struct nt_report_device *devices;	/* trace by trace, in ordinal order */
@@ -286,9 +307,12 @@ typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg
  * CPU), each working on one trace at a time (util/workers.h): the same
  * report, byte for byte, whatever their number.  get_map is called from
  * the calling thread only, in trace order.  0 with *out set, or -1 with
- * err set (the first trace, in order, that failed). */
-int nt_report_build(const char *const *paths, int n, int threads, nt_report_map_fn get_map, void *arg,
-		    struct nt_report **out, struct nt_err *err);
+ * err set (the first trace, in order, that failed).  flags:
+ * NT_REPORT_NO_PROBE_CORRECTION fits the block times as traced (the probe
+ * shape's cost not taken off; report --no-probe-correction). */
+#define NT_REPORT_NO_PROBE_CORRECTION 1
+int nt_report_build(const char *const *paths, int n, int threads, int flags, nt_report_map_fn get_map,
+		    void *arg, struct nt_report **out, struct nt_err *err);
 void nt_report_free(struct nt_report *r);
 
 /* The graph execs of r's traced launches into r->graphs (report_graphs.c;

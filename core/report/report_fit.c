@@ -270,6 +270,117 @@ static int kernel_covariates(struct nt_report_kernel *e, const struct nt_attrib_
 	return 0;
 }
 
+/* Kernel k's blocks' mean per SM into mean[n_sm] (NAN where fewer than
+ * min_blocks), and their overall mean; 0 when every SM has min_blocks. */
+static int sm_means(const struct nt_attrib_block *b, size_t n, int n_sm, int min_blocks, double *mean,
+		    int *cnt, double *all)
+{
+	double sum = 0;
+	int short_of = 0;
+
+	for (int s = 0; s < n_sm; s++)
+		mean[s] = 0, cnt[s] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].sm >= 0 && b[i].sm < n_sm) {
+			mean[b[i].sm] += b[i].ns;
+			cnt[b[i].sm]++;
+			sum += b[i].ns;
+		}
+	for (int s = 0; s < n_sm; s++) {
+		short_of |= cnt[s] < min_blocks;
+		mean[s] = cnt[s] ? mean[s] / cnt[s] : NAN;
+	}
+	*all = n ? sum / (double)n : NAN;
+	return short_of;
+}
+
+/* The probe shape of device dev's kernels (report.h) into shape[n_sm]:
+ * the number of kernels it came from (0: none, shape untouched). */
+static int probe_shape(struct tstate *ts, int dev, int n_sm, double *shape, double *mean, int *cnt)
+{
+	double *w = calloc((size_t)n_sm, sizeof(*w));
+	int used = 0;
+
+	if (!w)
+		return 0;
+	for (int s = 0; s < n_sm; s++)
+		shape[s] = 0;
+	for (int k = 0; k < ts->n_k; k++) {
+		const struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
+		double all, norm = 0;
+		int with = 0;
+
+		if (e->device != dev || e->collective || !(e->probe_share >= NT_REPORT_PROBE_SHAPE_MIN) ||
+		    sm_means(ts->fb[k], ts->n_fb[k], n_sm, 3, mean, cnt, &all))
+			continue;
+		for (int s = 0; s < n_sm; s++)
+			norm += mean[s], with++;
+		norm /= with;
+		for (int s = 0; s < n_sm; s++) {
+			shape[s] += cnt[s] * mean[s] / norm;
+			w[s] += cnt[s];
+		}
+		used++;
+	}
+	if (used < NT_REPORT_PROBE_SHAPE_KERNELS)
+		used = 0;
+	for (int s = 0; s < n_sm && used; s++)
+		shape[s] = w[s] > 0 ? shape[s] / w[s] : 1;
+	free(w);
+	return used;
+}
+
+/* The probe shape's cost taken off the fit's blocks of every measurable
+ * kernel with a probe share (report.h). */
+static int probe_correct(struct tstate *ts)
+{
+	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
+	int ret = -1;
+
+	if (ts->r->flags & NT_REPORT_NO_PROBE_CORRECTION)
+		return 0;
+	for (int dev = 0; dev < MAX_DEVICES; dev++) {
+		int n_sm = nt_report_sm_count(ts, dev), n, have = 0;
+		double *shape, *mean;
+		int *cnt;
+
+		for (int k = 0; k < ts->n_k; k++)
+			have |= ts->r->kernels[ts->k0 + k].device == dev;
+		if (!have || n_sm <= 0)
+			continue;
+		shape = malloc((size_t)n_sm * sizeof(*shape));
+		mean = malloc((size_t)n_sm * sizeof(*mean));
+		cnt = malloc((size_t)n_sm * sizeof(*cnt));
+		if (!shape || !mean || !cnt) {
+			free(shape), free(mean), free(cnt);
+			nt_err_set(ts->err, "out of memory");
+			return ret;
+		}
+		n = probe_shape(ts, dev, n_sm, shape, mean, cnt);
+		tr->probe_shape_kernels += n;
+		for (int k = 0; k < ts->n_k && n; k++) {
+			struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
+			struct nt_attrib_block *b = ts->fb[k];
+			double all, p = e->probe_share;
+			int ok = 1;
+
+			if (e->device != dev || e->collective || !(p > 0) || p >= NT_REPORT_PROBE_MAX || !ts->n_fb[k])
+				continue;
+			sm_means(b, ts->n_fb[k], n_sm, 0, mean, cnt, &all);
+			for (size_t i = 0; i < ts->n_fb[k] && ok; i++)
+				ok = b[i].sm >= 0 && b[i].sm < n_sm && b[i].ns - p * all * shape[b[i].sm] > 0;
+			if (!ok)
+				continue;
+			for (size_t i = 0; i < ts->n_fb[k]; i++)
+				b[i].ns -= p * all * shape[b[i].sm];
+			e->probe_corrected = 1;
+		}
+		free(shape), free(mean), free(cnt);
+	}
+	ret = 0;
+	return ret;
+}
+
 /* Kernel k of this trace (r->kernels[k0 + k]): the fit and what follows
  * from it. */
 static int fit_kernel(struct tstate *ts, int k)
@@ -294,7 +405,8 @@ int nt_report_fit_kernels(struct tstate *ts)
 	struct nt_report_blocks bl = { 0 };
 	int ret = -1;
 
-	if (fit_samples(ts, &bl))
+	/* the native times first: the probe's share corrects the blocks */
+	if (fit_samples(ts, &bl) || nt_report_read_native(ts) || probe_correct(ts))
 		goto out;
 	for (int k = 0; k < ts->n_k; k++)
 		if (fit_kernel(ts, k))

@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_path(dir, sizeof(dir), "csv");
 	remove_trace(path);
 	fuzz_write(path, data, size);
-	if (!nt_report_build(paths, 1, 1, get_map, map, &r, &err)) {
+	if (!nt_report_build(paths, 1, 1, 0, get_map, map, &r, &err)) {
 		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 			formats[i]->write(fuzz_null(), r, &o);
 		write_csv(r, dir);
