@@ -40,7 +40,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Debian packages the build and the tests need (apt-get, as root or with sudo).
 DEB_PACKAGES := make gcc libc6-dev libsqlite3-dev libelf-dev libzstd-dev uthash-dev libcmocka-dev sqlite3 python3 xz-utils
 
-.PHONY: deps deps-html deps-fuzz bench-report all test test-lint test-unit test-cli test-html test-gpu bench asan \
+.PHONY: deps deps-html deps-fuzz bench-report bench-host all test test-lint test-unit test-cli test-html test-gpu bench asan \
 	fuzz fuzz-build fuzz-smoke fuzz-harnesses install demo clean
 all: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so
 
@@ -239,6 +239,11 @@ $(BUILD)/tests/gen_trace: tests/bench/gen_trace.c $(BUILD)/libntcore.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 bench-report: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace
 	@BUILD=$(BUILD) tests/bench/report.sh
+
+# What the blocks backend's callbacks cost the host per launch (CPU only:
+# the simulated GPU runs no kernel, so a launch's time there is ours).
+bench-host: all $(FAKECUDA)
+	@BUILD=$(BUILD) tests/bench/hostcost.sh
 
 # The CPU tests again under AddressSanitizer and UBSan, in their own tree.
 asan:
