@@ -62,7 +62,8 @@ static void kernels(FILE *f, const struct nt_report *r)
 		   "launches,blocks,time_ns,credible,credible_time_ns,lost_ns,recoverable_ns,"
 		   "recoverable_by_map_ns,tail_ns,replay_error_max_pct,verdict,sensitive,p_value,q_value,"
 		   "slope_ns_per_cycle,slope_ci_low,slope_ci_high,r2,effect_pct,persistent_ns,"
-		   "persistent_by_map_ns,persistent_by_shape_ns,native_ns,probe_share,follows,follows_r\n");
+		   "persistent_by_map_ns,persistent_by_shape_ns,native_ns,probe_share,probe_corrected,follows,"
+		   "follows_r\n");
 	for (int i = 0; i < r->n_kernels; i++) {
 		const struct nt_report_kernel *k = &r->kernels[i];
 		int fit = k->fitted && k->fit.fitted;
@@ -100,6 +101,7 @@ static void kernels(FILE *f, const struct nt_report *r)
 		num(f, "%.1f", k->quantisation_ns);
 		num(f, "%.0f", k->native_ns > 0 ? k->native_ns : NAN);
 		num(f, "%.4f", k->probe_share);
+		fprintf(f, ",%d", k->probe_corrected);
 		fputc(',', f);
 		if (k->follows >= 0)
 			field(f, nt_report_cov_name(k->follows));

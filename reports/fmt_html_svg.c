@@ -171,9 +171,10 @@ static void scatter(struct html_page *p, int rank, const struct nt_report_kernel
 	html_esc_short(p->f, html_kname(k), HTML_NAME_CHARS);
 	fputs("</h3>\n<figure>\n", p->f);
 	scatter_svg(p, k);
-	fprintf(p->f, "<figcaption>One dot per SM: the median time of its blocks%s. Line: Theil&#8211;Sen, "
+	fprintf(p->f, "<figcaption>One dot per SM: the median time of its blocks%s%s. Line: Theil&#8211;Sen, "
 		"%.1f ns per cycle of latency; band: its 95%% CI [%.1f, %.1f] about the median latency "
 		"(%.1f cycles). %d SMs, R&#178; ", k->fit.n_blocks < k->blocks ? " (the fit's sample of them)" : "",
+		k->probe_corrected ? ", the instrumentation's per-SM cost taken off" : "",
 		k->fit.slope_ns, k->fit.slope_lo, k->fit.slope_hi, k->lat_median, k->fit.n_sm_used);
 	html_num(p->f, "%.2f", k->fit.r2);
 	fprintf(p->f, ", effect %.2f%% of a block; %s.</figcaption></figure>\n</div>\n", k->fit.effect_pct,

@@ -63,11 +63,13 @@
  * kernels (probe_share >= NT_REPORT_PROBE_SHAPE_MIN, every SM with at
  * least 3 blocks, at least NT_REPORT_PROBE_SHAPE_KERNELS of them): per SM
  * the blocks-weighted mean of each kernel's per-SM mean block time over
- * its mean.  A measurable kernel with a probe share p > 0 then has p x
- * (its mean block time) x shape[sm] taken off each of its blocks before
- * its fit (probe_corrected), unless that leaves a block no time.  The
- * verdict's shuffle test is unchanged (the correction does not use the
- * map).
+ * the mean of those over SMs.  A measurable kernel with a probe share p >
+ * 0 then has p x (its mean block time) x shape[sm] taken off each of its
+ * blocks (cycles in proportion) before its fit (probe_corrected), unless
+ * that leaves a block no time: the probe's average cost as well as its
+ * per-SM part, so its blocks come out at about their native time, and
+ * the effect (% of a block) is of a native block.  The verdict's shuffle
+ * test is unchanged (the correction does not use the map).
  *
  * Collectives (job.h: NCCL's kernels) are not fitted: their blocks wait
  * for the other ranks, so their times say nothing of their SMs.  They are

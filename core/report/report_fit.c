@@ -295,14 +295,15 @@ static int sm_means(const struct nt_attrib_block *b, size_t n, int n_sm, int min
 }
 
 /* The probe shape of device dev's kernels (report.h) into shape[n_sm]:
- * the number of kernels it came from (0: none, shape untouched). */
+ * the number of kernels it came from (0: none), or -1 out of memory.
+ * Each kernel's per-SM means are taken over their mean over SMs. */
 static int probe_shape(struct tstate *ts, int dev, int n_sm, double *shape, double *mean, int *cnt)
 {
 	double *w = calloc((size_t)n_sm, sizeof(*w));
 	int used = 0;
 
 	if (!w)
-		return 0;
+		return -1;
 	for (int s = 0; s < n_sm; s++)
 		shape[s] = 0;
 	for (int k = 0; k < ts->n_k; k++) {
@@ -316,6 +317,8 @@ static int probe_shape(struct tstate *ts, int dev, int n_sm, double *shape, doub
 		for (int s = 0; s < n_sm; s++)
 			norm += mean[s], with++;
 		norm /= with;
+		if (!(norm > 0))	/* blocks of no time */
+			continue;
 		for (int s = 0; s < n_sm; s++) {
 			shape[s] += cnt[s] * mean[s] / norm;
 			w[s] += cnt[s];
@@ -356,7 +359,11 @@ static int probe_correct(struct tstate *ts)
 			nt_err_set(ts->err, "out of memory");
 			return ret;
 		}
-		n = probe_shape(ts, dev, n_sm, shape, mean, cnt);
+		if ((n = probe_shape(ts, dev, n_sm, shape, mean, cnt)) < 0) {
+			free(shape), free(mean), free(cnt);
+			nt_err_set(ts->err, "out of memory");
+			return ret;
+		}
 		tr->probe_shape_kernels += n;
 		for (int k = 0; k < ts->n_k && n; k++) {
 			struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
@@ -371,8 +378,12 @@ static int probe_correct(struct tstate *ts)
 				ok = b[i].sm >= 0 && b[i].sm < n_sm && b[i].ns - p * all * shape[b[i].sm] > 0;
 			if (!ok)
 				continue;
-			for (size_t i = 0; i < ts->n_fb[k]; i++)
-				b[i].ns -= p * all * shape[b[i].sm];
+			for (size_t i = 0; i < ts->n_fb[k]; i++) {
+				double ns = b[i].ns - p * all * shape[b[i].sm];
+
+				b[i].cycles *= ns / b[i].ns;	/* the cycle fit's too, in proportion */
+				b[i].ns = ns;
+			}
 			e->probe_corrected = 1;
 		}
 		free(shape), free(mean), free(cnt);
