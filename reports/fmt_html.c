@@ -97,19 +97,18 @@ static const struct nt_report_device *gpu_shown(const struct nt_report *r, int d
 	return best;
 }
 
-/* nt_heatmap_svg's document, without its XML declaration and with its
- * gradient's id made unique in the page. */
-static int put_heatmap(struct html_page *p, const struct nt_report_device *g)
+/* nt_heatmap_svg's document of v[n], without its XML declaration and
+ * with its gradient's id made unique in the page. */
+static int put_heatmap(struct html_page *p, const double *v, int n, const char *title, const char *unit)
 {
-	char *buf = NULL, *s, *q, title[192];
+	char *buf = NULL, *s, *q;
 	size_t len = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	int ret, id = ++p->ids;
 
 	if (!mf)
 		return -1;
-	snprintf(title, sizeof(title), "SM L2 latency, %s %s", g->name, g->uuid);
-	ret = nt_heatmap_svg(mf, g->map->chain, g->map->n_sm, 0, title, "cycles");
+	ret = nt_heatmap_svg(mf, v, n, 0, title, unit);
 	if ((fclose(mf) | ret) || !buf) {
 		free(buf);
 		return -1;
@@ -155,6 +154,7 @@ static void gpu_ranks(FILE *f, const struct nt_report *r, const char *uuid)
 static int heatmaps(struct html_page *p)
 {
 	const struct nt_report *r = p->r;
+	char title[192];
 	int shown = 0;
 
 	fputs("<h2>SM L2 latency</h2>\n<div class=\"plots\">\n", p->f);
@@ -177,7 +177,8 @@ static int heatmaps(struct html_page *p)
 			continue;
 		}
 		fputs("<figure>\n", p->f);
-		if (put_heatmap(p, g))
+		snprintf(title, sizeof(title), "SM L2 latency, %s %s", g->name, g->uuid);
+		if (put_heatmap(p, g->map->chain, g->map->n_sm, title, "cycles"))
 			return -1;
 		fprintf(p->f, "<figcaption>Chain-map L2 hit latency per SM (smid order, 16 a row), from "
 			"%s; its own colour scale.</figcaption></figure></div>\n", g->map_in_trace ?
@@ -187,6 +188,61 @@ static int heatmaps(struct html_page *p)
 	fputs("</div>\n", p->f);
 	if (!shown)
 		fputs("<p class=\"note\">The traces name no GPU.</p>\n", p->f);
+	return 0;
+}
+
+/* r of x and y over n, NAN when either is flat. */
+static double pearson(const double *x, const double *y, int n)
+{
+	double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+
+	for (int i = 0; i < n; i++)
+		mx += x[i] / n, my += y[i] / n;
+	for (int i = 0; i < n; i++) {
+		sxy += (x[i] - mx) * (y[i] - my);
+		sxx += (x[i] - mx) * (x[i] - mx);
+		syy += (y[i] - my) * (y[i] - my);
+	}
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}
+
+/* Each trace's probe shape (core/report/report.h): what the
+ * instrumentation costs a block on each SM, relative to the average SM,
+ * from the trace's kernels that are mostly instrumentation. */
+static int probe_shapes(struct html_page *p)
+{
+	const struct nt_report *r = p->r;
+	char title[192];
+	int any = 0;
+
+	for (int t = 0; t < r->n_traces; t++) {
+		const struct nt_report_trace *tr = &r->traces[t];
+		const struct nt_map *m = NULL;
+		int corrected = 0;
+
+		if (!tr->probe_shape)
+			continue;
+		if (!any++)
+			fputs("<h2>Instrumentation cost per SM</h2>\n<div class=\"plots\">\n", p->f);
+		for (int d = 0; d < r->n_devices; d++)
+			if (r->devices[d].trace == t && r->devices[d].device == tr->probe_shape_device)
+				m = r->devices[d].map;
+		for (int k = 0; k < r->n_kernels; k++)
+			corrected += r->kernels[k].trace == t && r->kernels[k].probe_corrected;
+		snprintf(title, sizeof(title), "Probe shape, trace %d, GPU %d", t + 1, tr->probe_shape_device);
+		fputs("<div><figure>\n", p->f);
+		if (put_heatmap(p, tr->probe_shape, tr->probe_shape_sm, title, "x average SM"))
+			return -1;
+		fprintf(p->f, "<figcaption>Per SM, the mean block time of the %d kernels of trace %d that are "
+			"mostly instrumentation, over their mean: where the instrumentation costs a block more. ",
+			tr->probe_shape_kernels, t + 1);
+		if (m && m->n_sm == tr->probe_shape_sm)
+			fprintf(p->f, "r with the L2 map %.2f. ", pearson(tr->probe_shape, m->chain, m->n_sm));
+		fprintf(p->f, "Taken off the blocks of %d kernels before their fit.</figcaption></figure></div>\n",
+			corrected);
+	}
+	if (any)
+		fputs("</div>\n", p->f);
 	return 0;
 }
 
@@ -504,7 +560,7 @@ static int write_html(FILE *f, const struct nt_report *r, const struct nt_format
 		fputs("<p>No traced launches: nothing to attribute (kernels-mode traces have no block "
 		      "records).</p>\n", f);
 	}
-	if (heatmaps(&p))
+	if (heatmaps(&p) || probe_shapes(&p))
 		goto out;
 	if (r->n_launches) {
 		shown = o->top > 0 && o->top < r->n_kernels ? o->top : r->n_kernels;

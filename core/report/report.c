@@ -700,6 +700,7 @@ void nt_report_free(struct nt_report *r)
 		free(r->traces[i].path);
 		free(r->traces[i].cmdline);
 		free(r->traces[i].exe);
+		free(r->traces[i].probe_shape);
 	}
 	nt_report_jobs_free(r);
 	free(r->graphs);

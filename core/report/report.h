@@ -154,6 +154,8 @@ struct nt_report_trace {
 	int64_t pid, start_unix_ns, end_unix_ns;
 	int complete;		/* meta complete=1: its process finished writing it */
 	int probe_shape_kernels;	/* kernels its probe shape came from (0: none) */
+	double *probe_shape;		/* the first device's that has one, [probe_shape_sm]; NULL: none */
+	int probe_shape_sm, probe_shape_device;	/* ... its SMs and CUDA ordinal */
 	/* Its own figures, summed as the program's are (below): its credible
 	 * launches of measurable kernels, native time where known. */
 	double time_ns_credible, lost_ns, recoverable_ns;

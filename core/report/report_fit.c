@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/structure.h"
 
@@ -365,6 +366,11 @@ static int probe_correct(struct tstate *ts)
 			return ret;
 		}
 		tr->probe_shape_kernels += n;
+		if (n && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*shape)))) {
+			memcpy(tr->probe_shape, shape, (size_t)n_sm * sizeof(*shape));
+			tr->probe_shape_sm = n_sm;
+			tr->probe_shape_device = dev;
+		}
 		for (int k = 0; k < ts->n_k && n; k++) {
 			struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
 			struct nt_attrib_block *b = ts->fb[k];
