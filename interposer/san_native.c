@@ -240,22 +240,18 @@ static int poll(void *cookie, int64_t *ns)
 	struct timing *t = cookie;
 	CUstreamCaptureMode mode;
 	int relaxed;
-	CUresult r;
+	CUresult q, r;
 	float ms;
 
 	if (is_dead(t))
 		return -1;
 	relaxed = nt_san_relax(&mode);
-	r = cu->cuEventQuery(t->after);
-	if (r == CUDA_ERROR_NOT_READY) {
-		if (relaxed)
-			nt_san_unrelax(mode);
-		return 0;
-	}
-	if (!r)
-		r = cu->cuEventElapsedTime(&ms, t->before, t->after);
+	q = cu->cuEventQuery(t->after);
+	r = q ? q : cu->cuEventElapsedTime(&ms, t->before, t->after);
 	if (relaxed)
 		nt_san_unrelax(mode);
+	if (q == CUDA_ERROR_NOT_READY)
+		return 0;
 	if (r)
 		return -1;
 	*ns = (int64_t)(ms * 1e6);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/structure.h"
 #include "fmt_html.h"
 #include "format.h"
 #include "map/heatmap.h"
@@ -191,21 +192,6 @@ static int heatmaps(struct html_page *p)
 	return 0;
 }
 
-/* r of x and y over n, NAN when either is flat. */
-static double pearson(const double *x, const double *y, int n)
-{
-	double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-
-	for (int i = 0; i < n; i++)
-		mx += x[i] / n, my += y[i] / n;
-	for (int i = 0; i < n; i++) {
-		sxy += (x[i] - mx) * (y[i] - my);
-		sxx += (x[i] - mx) * (x[i] - mx);
-		syy += (y[i] - my) * (y[i] - my);
-	}
-	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
-}
-
 /* Each trace's probe shape (core/report/report.h): what the
  * instrumentation costs a block on each SM, relative to the average SM,
  * from the trace's kernels that are mostly instrumentation. */
@@ -237,7 +223,7 @@ static int probe_shapes(struct html_page *p)
 			"mostly instrumentation, over their mean: where the instrumentation costs a block more. ",
 			tr->probe_shape_kernels, t + 1);
 		if (m && m->n_sm == tr->probe_shape_sm)
-			fprintf(p->f, "r with the L2 map %.2f. ", pearson(tr->probe_shape, m->chain, m->n_sm));
+			fprintf(p->f, "r with the L2 map %.2f. ", nt_pearson(tr->probe_shape, m->chain, m->n_sm));
 		fprintf(p->f, "Taken off the blocks of %d kernels before their fit.</figcaption></figure></div>\n",
 			corrected);
 	}

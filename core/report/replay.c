@@ -308,9 +308,17 @@ int nt_replay_rho(const double *lat, int n_sm, double intercept_ns, double slope
  * noise, smaller the more blocks each SM has. */
 #define RES_MIN_DF 10
 
+/* Block i's q (above). */
+static double res_q(const struct nt_replay_input *in, const double *base, double c, size_t i)
+{
+	double add = in->slope != 0 ? in->slope * in->lat[in->blocks[i].sm] : 0;
+
+	return (base[i] + add) / (c + add);
+}
+
 static void residuals(const struct nt_replay_input *in, const double *base, double c, double *res)
 {
-	double *sum = calloc((size_t)in->n_sm, sizeof(*sum)), *sq = calloc((size_t)in->n_sm, sizeof(*sq));
+	double *sum = calloc((size_t)in->n_sm, sizeof(*sum));
 	int64_t *first_end = malloc((size_t)in->n_sm * sizeof(*first_end)),
 		*last_start = malloc((size_t)in->n_sm * sizeof(*last_start));
 	int *k = calloc((size_t)in->n_sm, sizeof(*k));
@@ -319,19 +327,17 @@ static void residuals(const struct nt_replay_input *in, const double *base, doub
 
 	for (int s = 0; s < in->n_sm; s++)
 		res[s] = 1;
-	if (!sum || !sq || !k || !first_end || !last_start || in->n_blocks > (size_t)in->n_sm * (size_t)in->slots)
+	if (!sum || !k || !first_end || !last_start || in->n_blocks > (size_t)in->n_sm * (size_t)in->slots)
 		goto out;
 	for (size_t i = 0; i < in->n_blocks; i++) {
 		const struct nt_replay_block *b = &in->blocks[i];
 		int s = b->sm;
-		double add = in->slope != 0 ? in->slope * in->lat[s] : 0, q = (base[i] + add) / (c + add);
 
 		if (!k[s] || b->t_end_ns < first_end[s])
 			first_end[s] = b->t_end_ns;
 		if (!k[s] || b->t_start_ns > last_start[s])
 			last_start[s] = b->t_start_ns;
-		sum[s] += q;
-		sq[s] += q * q;
+		sum[s] += res_q(in, base, c, i);
 		k[s]++;
 	}
 	for (int s = 0; s < in->n_sm; s++) {
@@ -342,10 +348,9 @@ static void residuals(const struct nt_replay_input *in, const double *base, doub
 		sum[s] /= k[s];		/* q(s) */
 	}
 	for (size_t i = 0; i < in->n_blocks; i++) {	/* two passes: no cancellation */
-		int s = in->blocks[i].sm;
-		double add = in->slope != 0 ? in->slope * in->lat[s] : 0, q = (base[i] + add) / (c + add);
+		double d = res_q(in, base, c, i) - sum[in->blocks[i].sm];
 
-		within += (q - sum[s]) * (q - sum[s]);
+		within += d * d;
 	}
 	for (int s = 0; s < in->n_sm; s++) {
 		if (!k[s])
@@ -372,7 +377,6 @@ static void residuals(const struct nt_replay_input *in, const double *base, doub
 			res[s] = 1 + sys / (sys + within / k[s]) * (sum[s] / mean - 1);
 out:
 	free(sum);
-	free(sq);
 	free(first_end);
 	free(last_start);
 	free(k);

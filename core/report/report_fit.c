@@ -339,7 +339,6 @@ static int probe_shape(struct tstate *ts, int dev, int n_sm, double *shape, doub
 static int probe_correct(struct tstate *ts)
 {
 	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
-	int ret = -1;
 
 	if (ts->r->flags & NT_REPORT_NO_PROBE_CORRECTION)
 		return 0;
@@ -355,15 +354,9 @@ static int probe_correct(struct tstate *ts)
 		shape = malloc((size_t)n_sm * sizeof(*shape));
 		mean = malloc((size_t)n_sm * sizeof(*mean));
 		cnt = malloc((size_t)n_sm * sizeof(*cnt));
-		if (!shape || !mean || !cnt) {
+		if (!shape || !mean || !cnt || (n = probe_shape(ts, dev, n_sm, shape, mean, cnt)) < 0) {
 			free(shape), free(mean), free(cnt);
-			nt_err_set(ts->err, "out of memory");
-			return ret;
-		}
-		if ((n = probe_shape(ts, dev, n_sm, shape, mean, cnt)) < 0) {
-			free(shape), free(mean), free(cnt);
-			nt_err_set(ts->err, "out of memory");
-			return ret;
+			return nt_err_set(ts->err, "out of memory");
 		}
 		tr->probe_shape_kernels += n;
 		if (n && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*shape)))) {
@@ -394,8 +387,7 @@ static int probe_correct(struct tstate *ts)
 		}
 		free(shape), free(mean), free(cnt);
 	}
-	ret = 0;
-	return ret;
+	return 0;
 }
 
 /* Kernel k of this trace (r->kernels[k0 + k]): the fit and what follows
