@@ -70,7 +70,31 @@ void nt_map_free(struct nt_map *m)
 	free(m->line_lat);
 	free(m->ft_first);
 	free(m->ft_repeat);
+	free(m->probe);
+	free(m->probe_cost);
 	free(m);
+}
+
+int nt_map_set_probe(struct nt_map *m, int n)
+{
+	struct nt_map_probe *probe;
+	double *cost;
+
+	if (n < 1 || n > NT_MAP_MAX_PROBES)
+		return -1;
+	probe = calloc(n, sizeof(*probe));
+	cost = nan_array((size_t)n * (size_t)m->n_sm);
+	if (!probe || !cost) {	/* m keeps the part it had */
+		free(probe);
+		free(cost);
+		return -1;
+	}
+	free(m->probe);
+	free(m->probe_cost);
+	m->n_probe = n;
+	m->probe = probe;
+	m->probe_cost = cost;
+	return 0;
 }
 
 static int dup_array(void *dst, const void *src, size_t bytes)
@@ -100,7 +124,9 @@ struct nt_map *nt_map_dup(const struct nt_map *m)
 	    dup_array(&c->line_offset, m->line_offset, m->n_line * sizeof(int64_t)) |
 	    dup_array(&c->line_lat, m->line_lat, cells * sizeof(double)) |
 	    dup_array(&c->ft_first, m->ft_first, cells * sizeof(double)) |
-	    dup_array(&c->ft_repeat, m->ft_repeat, cells * sizeof(double))) {
+	    dup_array(&c->ft_repeat, m->ft_repeat, cells * sizeof(double)) |
+	    dup_array(&c->probe, m->probe, m->n_probe * sizeof(struct nt_map_probe)) |
+	    dup_array(&c->probe_cost, m->probe_cost, (size_t)m->n_probe * m->n_sm * sizeof(double))) {
 		nt_map_free(c);
 		return NULL;
 	}
@@ -222,4 +248,50 @@ void nt_map_summarize(const struct nt_map *m, struct nt_map_summary *s)
 			if (!isnan(m->noise[i]) && !(m->noise[i] <= s->noise_max))
 				s->noise_max = m->noise[i];
 	}
+}
+
+/* Configuration p's mean cost over the SMs that have one; NAN when none. */
+static double probe_mean(const struct nt_map *m, int p)
+{
+	const double *cost = &m->probe_cost[(size_t)p * m->n_sm];
+	double sum = 0;
+	int n = 0;
+
+	for (int s = 0; s < m->n_sm; s++) {
+		if (!isnan(cost[s])) {
+			sum += cost[s];
+			n++;
+		}
+	}
+	return n ? sum / n : NAN;
+}
+
+int nt_map_probe_shape(const struct nt_map *m, int max_iters, double *shape)
+{
+	double mean[NT_MAP_MAX_PROBES];
+	int used = 0;
+
+	if (m->n_probe > NT_MAP_MAX_PROBES || !m->probe || !m->probe_cost)
+		return 0;	/* no part, or not one of map.h's */
+	for (int p = 0; p < m->n_probe; p++) {
+		mean[p] = m->probe[p].iters <= max_iters ? probe_mean(m, p) : NAN;
+		used += mean[p] > 0;	/* not NAN: some block of it ran */
+	}
+	if (!used)
+		return 0;
+	for (int s = 0; s < m->n_sm; s++) {
+		double sum = 0;
+		int n = 0;
+
+		for (int p = 0; p < m->n_probe; p++) {
+			double c = m->probe_cost[(size_t)p * m->n_sm + s];
+
+			if (mean[p] > 0 && !isnan(c)) {
+				sum += c / mean[p];
+				n++;
+			}
+		}
+		shape[s] = n ? sum / n : 1;
+	}
+	return used;
 }

@@ -14,7 +14,10 @@
  *     lines walked as self-loops (line_lat[sm * n_line + line]),
  *   - optionally the first-touch matrices over the same lines: latency of
  *     the first access by an SM after the line was written by the copy
- *     engine (ft_first) and of the accesses right after it (ft_repeat).
+ *     engine (ft_first) and of the accesses right after it (ft_repeat),
+ *   - optionally the probe cost: what the interposer's block tracing (the
+ *     blocks backend's enter/exit callbacks) adds to a block on each SM,
+ *     for a few launch configurations (probe[], probe_cost[]).
  *
  * Lifecycle: nt_map_new() allocates the arrays it is asked for (filled
  * with NAN, meaning "not measured"); nt_map_free() frees everything.
@@ -22,7 +25,8 @@
  *
  * Invariants: n_sm > 0; if line_lat or ft_first is present, n_line > 0
  * and line_offset has n_line entries; ft_first and ft_repeat are present
- * together.
+ * together; n_probe is 0 with probe and probe_cost NULL, or
+ * 1..NT_MAP_MAX_PROBES with both present.
  */
 #ifndef NT_MAP_H
 #define NT_MAP_H
@@ -54,6 +58,19 @@ struct nt_map_params {
 	char statistic[8];	/* "min" or "median" */
 };
 
+/* One launch configuration of the probe-cost part (calibrate's probe
+ * cost stage, docs/calibration.md): a kernel of `threads` threads per
+ * block whose body loops `iters` times, over `blocks` blocks, run
+ * untraced and then traced with every block recorded.  Each block times
+ * its own body with %clock64; the trace record spans it from the first
+ * warp's entry callback to the last warp's exit callback on the same
+ * clock, so the record's span less the body is what tracing added. */
+struct nt_map_probe {
+	int threads, iters, blocks;
+	double body_native;	/* median body cycles, untraced */
+	double body_traced;	/* median body cycles, traced */
+};
+
 struct nt_map {
 	struct nt_gpu gpu;
 	struct nt_map_params params;
@@ -72,13 +89,40 @@ struct nt_map {
 	double *line_lat;	/* [n_sm * n_line] or NULL */
 	double *ft_first;	/* [n_sm * n_line] or NULL */
 	double *ft_repeat;	/* [n_sm * n_line] or NULL */
+
+	int n_probe;			/* 0: no probe part */
+	struct nt_map_probe *probe;	/* [n_probe] or NULL */
+	double *probe_cost;		/* [n_probe * n_sm]: median cycles tracing added to a
+					 * block of configuration p on SM s (probe_cost[p * n_sm
+					 * + s]); NAN where no block ran */
 };
 
 enum nt_map_parts {
 	NT_MAP_NOISE = 1 << 0,
 	NT_MAP_LINES = 1 << 1,
 	NT_MAP_FIRST_TOUCH = 1 << 2,
+	NT_MAP_PROBE = 1 << 3,	/* n_probe > 0; made by nt_map_set_probe() only */
 };
+
+/* Probe configurations a map may hold; probe_cost cells are NAN or within
+ * 0..NT_MAP_MAX_CYCLES like latencies, threads 1..1024, iters and blocks
+ * 0..NT_MAP_MAX_PROBE_COUNT, the body medians NAN or 0..NT_MAP_MAX_CYCLES. */
+#define NT_MAP_MAX_PROBES 16
+#define NT_MAP_MAX_PROBE_COUNT 1000000
+
+/* Give m a probe part of n (1..NT_MAP_MAX_PROBES) configurations, zeroed,
+ * the costs NAN, replacing any it had.  0, or -1 (out of memory, bad n). */
+int nt_map_set_probe(struct nt_map *m, int n);
+
+/* The probe shape: per SM, the mean over the map's probe configurations
+ * of at most max_iters iterations (short bodies: where the callbacks are
+ * most of a block) of cost[s] over that configuration's mean cost over
+ * SMs, into shape[n_sm] (1: an average SM).  A configuration whose mean
+ * (over the SMs with a cost) is not above 0 is left out; NAN cells are
+ * left out of their SM's mean, and an SM with no cost at all gets 1.
+ * The number of configurations used; 0 (shape untouched) when the map
+ * has none. */
+int nt_map_probe_shape(const struct nt_map *m, int max_iters, double *shape);
 
 /* What every map reader (JSON, CSV, the store) accepts, so that a damaged
  * or hostile file can neither make nucatrace allocate gigabytes nor put
@@ -101,12 +145,14 @@ int nt_map_time_ok(int64_t t);
 int nt_map_uuid_ok(const char *uuid);
 
 /* Allocate a map of n_sm SMs with the parts in `parts` (nt_map_parts).
- * n_line is needed when LINES or FIRST_TOUCH is asked for.  Returns NULL
+ * n_line is needed when LINES or FIRST_TOUCH is asked for; PROBE is
+ * ignored (its size is not known here: nt_map_set_probe()).  Returns NULL
  * when out of memory or the sizes are not positive. */
 struct nt_map *nt_map_new(int n_sm, int n_line, unsigned parts);
 void nt_map_free(struct nt_map *m);
 
-/* Add a part to an existing map (no-op if present).  0 or -1 on ENOMEM. */
+/* Add a part to an existing map (no-op if present; PROBE is ignored, as
+ * by nt_map_new()).  0 or -1 on ENOMEM. */
 int nt_map_add_parts(struct nt_map *m, int n_line, unsigned parts);
 
 /* Deep copy. */

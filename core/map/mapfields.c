@@ -152,12 +152,48 @@ int nt_map_field_parse(struct nt_map *m, const struct nt_map_field *f, const cha
 unsigned nt_map_parts_of(const struct nt_map *m)
 {
 	return (m->noise ? NT_MAP_NOISE : 0) | (m->line_lat ? NT_MAP_LINES : 0) |
-	       (m->ft_first ? NT_MAP_FIRST_TOUCH : 0);
+	       (m->ft_first ? NT_MAP_FIRST_TOUCH : 0) | (m->n_probe > 0 ? NT_MAP_PROBE : 0);
 }
 
 int nt_map_lines_of(const struct nt_map *m)
 {
 	return nt_map_parts_of(m) & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH) ? m->n_line : 0;
+}
+
+/* The probe part's values (map.h's limits); the message as
+ * nt_map_check_values() writes it, q what sep its start. */
+static int check_probe(const struct nt_map *m, const char *q, const char *what, const char *sep,
+		       struct nt_err *err)
+{
+	for (int p = 0; p < m->n_probe; p++) {
+		const struct nt_map_probe *c = &m->probe[p];
+		const struct { const char *key; int v, min, max; } count[3] = {
+			{ "threads", c->threads, 1, 1024 },
+			{ "iters", c->iters, 0, NT_MAP_MAX_PROBE_COUNT },
+			{ "blocks", c->blocks, 0, NT_MAP_MAX_PROBE_COUNT },
+		};
+		const struct { const char *key; double v; } body[2] = {
+			{ "body_native", c->body_native }, { "body_traced", c->body_traced },
+		};
+
+		for (int k = 0; k < 3; k++)
+			if (count[k].v < count[k].min || count[k].v > count[k].max)
+				return nt_err_set(err, "%s%s%sprobe[%d].%s %d is not within %d..%d", q, what,
+						  sep, p, count[k].key, count[k].v, count[k].min, count[k].max);
+		for (int k = 0; k < 2; k++)
+			if (!nt_map_latency_ok(body[k].v))
+				return nt_err_set(err, "%s%s%sprobe[%d].%s %g is not a latency of 0..%.0f "
+						  "cycles", q, what, sep, p, body[k].key, body[k].v,
+						  NT_MAP_MAX_CYCLES);
+		for (int s = 0; s < m->n_sm; s++) {
+			double v = m->probe_cost[(size_t)p * m->n_sm + s];
+
+			if (!nt_map_latency_ok(v))
+				return nt_err_set(err, "%s%s%sprobe[%d].cost[%d] %g is not a latency of "
+						  "0..%.0f cycles", q, what, sep, p, s, v, NT_MAP_MAX_CYCLES);
+		}
+	}
+	return 0;
 }
 
 int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err *err)
@@ -176,7 +212,7 @@ int nt_map_check_values(const struct nt_map *m, const char *what, struct nt_err 
 		measured += !isnan(m->chain[s]);
 	if (!measured)
 		return nt_err_set(err, "%s%s%sno SM has a chain latency (all are null)", q, what, sep);
-	return 0;
+	return check_probe(m, q, what, sep, err);
 }
 
 int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err)
@@ -190,5 +226,11 @@ int nt_map_check(const struct nt_map *m, const char *what, struct nt_err *err)
 	if ((parts & (NT_MAP_LINES | NT_MAP_FIRST_TOUCH)) && (m->n_line <= 0 || !m->line_offset))
 		return nt_err_set(err, "%s: map has line parts but no line offsets (n_line %d)",
 				  what, m->n_line);
+	if (m->n_probe < 0 || m->n_probe > NT_MAP_MAX_PROBES)
+		return nt_err_set(err, "%s: map has %d probe configurations (0..%d)", what, m->n_probe,
+				  NT_MAP_MAX_PROBES);
+	if (!m->probe != !m->n_probe || !m->probe_cost != !m->n_probe)
+		return nt_err_set(err, "%s: map has n_probe %d but probe %s and probe_cost %s", what,
+				  m->n_probe, m->probe ? "set" : "NULL", m->probe_cost ? "set" : "NULL");
 	return 0;
 }

@@ -3,7 +3,8 @@
  *
  * `nucatrace map export` writes a stored map with these and `map import`
  * reads one back into a store.  Both formats carry every field of the
- * map, and doubles are written with the fewest digits that read back
+ * map and every part but the probe cost, which only JSON (and the store)
+ * carries, and doubles are written with the fewest digits that read back
  * exactly, so map -> file -> map gives the same map (NAN cells included;
  * the JSON form cannot spell infinities and writes them, like NAN, as
  * null).  Readers validate everything, the limits of map.h included
@@ -22,10 +23,16 @@
  *    "noise": [n_sm] (optional),
  *    "lines": {"offset": [n_line integers],
  *              "latency": [n_sm rows of n_line] (optional)} (optional),
- *    "first_touch": {"first": [[...]], "repeat": [[...]]} (optional)}
+ *    "first_touch": {"first": [[...]], "repeat": [[...]]} (optional),
+ *    "probe": [{"threads", "iters", "blocks", "body_native": number or
+ *               null, "body_traced": number or null, "cost": [n_sm
+ *               numbers or null]}, ...] (optional, 1..NT_MAP_MAX_PROBES
+ *               objects, every key required)}
  * gpu.sm_count must equal the length of "chain"; "lines" with "offset"
- * is required by "latency" and "first_touch".  Unknown keys are ignored.
- * The reader uses SQLite's JSON functions on an in-memory database.
+ * is required by "latency" and "first_touch".  Unknown keys are ignored:
+ * an optional key added later (as "probe" was) keeps the version, and a
+ * nucatrace that predates it reads the file without that part.  The
+ * reader uses SQLite's JSON functions on an in-memory database.
  *
  * CSV (mapio_csv.c): `# key=value` header lines (format=nucatrace-map-csv,
  * version=1, every scalar field of mapfields.def by its key, n_sm,
@@ -33,7 +40,8 @@
  * are written \\, \n, \r), then the header `part,sm,line,value` and one
  * row per value: part is chain|noise (line empty), offset (sm empty,
  * value in bytes), line|first|repeat (the line matrix, the first-touch
- * matrices).  An empty value is NAN.
+ * matrices).  An empty value is NAN.  The probe part is left out: a map
+ * written as CSV reads back without it.
  */
 #ifndef NT_MAPIO_H
 #define NT_MAPIO_H

@@ -19,7 +19,8 @@ static const char *const part_name[N_PARTS] = {
 	"chain", "noise", "offset", "line", "first", "repeat",
 };
 
-/* Names of enum nt_map_parts in the `# parts=` header. */
+/* Names of enum nt_map_parts in the `# parts=` header.  Not the probe
+ * part: CSV leaves it out (mapio.h). */
 static const struct { unsigned bit; const char *name; } part_flags[] = {
 	{ NT_MAP_NOISE, "noise" }, { NT_MAP_LINES, "lines" }, { NT_MAP_FIRST_TOUCH, "first_touch" },
 };

@@ -60,6 +60,26 @@ static void write_matrix(struct nt_json *j, const struct nt_map *m, const char *
 	nt_json_end_array(j);
 }
 
+static void write_probe(struct nt_json *j, const struct nt_map *m)
+{
+	nt_json_key(j, "probe");
+	nt_json_begin_array(j);
+	for (int p = 0; p < m->n_probe; p++) {
+		const struct nt_map_probe *c = &m->probe[p];
+
+		nt_json_begin_object(j);
+		nt_json_kv_int(j, "threads", c->threads);
+		nt_json_kv_int(j, "iters", c->iters);
+		nt_json_kv_int(j, "blocks", c->blocks);
+		nt_json_kv_double(j, "body_native", c->body_native);
+		nt_json_kv_double(j, "body_traced", c->body_traced);
+		nt_json_key(j, "cost");
+		nt_json_double_array(j, m->probe_cost + (size_t)p * m->n_sm, m->n_sm);
+		nt_json_end_object(j);
+	}
+	nt_json_end_array(j);
+}
+
 int nt_map_write_json(FILE *f, const struct nt_map *m, int pretty)
 {
 	struct nt_json j;
@@ -104,6 +124,8 @@ int nt_map_write_json(FILE *f, const struct nt_map *m, int pretty)
 		write_matrix(&j, m, "repeat", m->ft_repeat);
 		nt_json_end_object(&j);
 	}
+	if (m->n_probe)
+		write_probe(&j, m);
 	nt_json_end_object(&j);
 	return nt_json_finish(&j);
 }

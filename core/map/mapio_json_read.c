@@ -106,6 +106,106 @@ out:
 	return ret;
 }
 
+/* The members of a probe configuration; cost is read apart. */
+enum { K_THREADS, K_ITERS, K_BLOCKS, K_NATIVE, K_TRACED, K_COST, N_PROBE_KEYS };
+static const char *const probe_key[N_PROBE_KEYS] = {
+	"threads", "iters", "blocks", "body_native", "body_traced", "cost",
+};
+
+/* Member k (not cost) of configuration c, from columns (type, atom) at col. */
+static int set_probe_member(struct nt_jsonread *r, struct nt_map_probe *c, int k, sqlite3_stmt *st,
+			    int col, const char *key)
+{
+	int *count[3] = { &c->threads, &c->iters, &c->blocks };
+	double *body[2] = { &c->body_native, &c->body_traced };
+	int min = k == K_THREADS, max = k == K_THREADS ? 1024 : NT_MAP_MAX_PROBE_COUNT;
+	int64_t v;
+
+	if (k == K_NATIVE || k == K_TRACED)
+		return read_latency(r, st, col, key, body[k - K_NATIVE]);
+	v = sqlite3_column_int64(st, col + 1);
+	if (strcmp((const char *)sqlite3_column_text(st, col), "integer") || v < min || v > max)
+		return nt_err_set(r->err, "'%s': \"%s\" is not an integer of %d..%d", r->path, key, min, max);
+	*count[k] = (int)v;
+	return 0;
+}
+
+/* $.probe: m->n_probe objects, each with every member of probe_key and
+ * a cost of one number (or null) per SM. */
+static int read_probe(struct nt_jsonread *r, struct nt_map *m)
+{
+	unsigned char seen[NT_MAP_MAX_PROBES][N_PROBE_KEYS] = { { 0 } };
+	sqlite3_stmt *st;
+	char key[96];
+	int rc, ret = -1;
+
+	/* fullkey, not value: a string element's value is no JSON */
+	if (!(st = nt_jsonread_query(r, "SELECT key, type, json_type(?1, fullkey || '.cost'), "
+				     "json_array_length(?1, fullkey || '.cost') FROM json_each(?1, ?2)",
+				     "$.probe")))
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0);
+		const char *cost = (const char *)sqlite3_column_text(st, 2);
+
+		if (strcmp((const char *)sqlite3_column_text(st, 1), "object")) {
+			nt_err_set(r->err, "'%s': \"probe[%d]\" is not an object", r->path, p);
+			goto out;
+		}
+		if (cost && (strcmp(cost, "array") || sqlite3_column_int(st, 3) != m->n_sm)) {
+			nt_err_set(r->err, "'%s': \"probe[%d].cost\" is not an array of %d numbers (one "
+				   "per SM)", r->path, p, m->n_sm);
+			goto out;
+		}
+		seen[p][K_COST] = cost != NULL;
+	}
+	if (nt_jsonread_done(r, rc))
+		goto out;
+	sqlite3_finalize(st);
+	if (!(st = nt_jsonread_query(r, "SELECT a.key, b.key, b.type, b.atom FROM json_each(?1, ?2) AS a, "
+				     "json_each(a.value) AS b", "$.probe")))
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0), k;
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+
+		for (k = 0; k < K_COST && strcmp(name, probe_key[k]); k++)
+			;
+		if (k == K_COST)
+			continue;	/* cost, or a key from a newer nucatrace */
+		snprintf(key, sizeof(key), "probe[%d].%s", p, probe_key[k]);
+		if (set_probe_member(r, &m->probe[p], k, st, 2, key))
+			goto out;
+		seen[p][k] = 1;
+	}
+	if (nt_jsonread_done(r, rc))
+		goto out;
+	for (int p = 0; p < m->n_probe; p++) {
+		for (int k = 0; k < N_PROBE_KEYS; k++) {
+			if (!seen[p][k]) {
+				nt_err_set(r->err, "'%s': missing key \"probe[%d].%s\"", r->path, p,
+					   probe_key[k]);
+				goto out;
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	if (!(st = nt_jsonread_query(r, "SELECT a.key, b.key, b.type, b.atom FROM json_each(?1, ?2) AS a, "
+				     "json_each(a.value, '$.cost') AS b", "$.probe")))
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0), sm = sqlite3_column_int(st, 1);
+
+		snprintf(key, sizeof(key), "probe[%d].cost[%d]", p, sm);
+		if (read_latency(r, st, 2, key, &m->probe_cost[(size_t)p * m->n_sm + sm]))
+			goto out;
+	}
+	ret = nt_jsonread_done(r, rc);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
 static int is_cc_field(const struct nt_map_field *f)
 {
 	return f->off == offsetof(struct nt_map, gpu.cc_major) ||
@@ -275,7 +375,7 @@ out:
 }
 
 /* Which parts there are and their sizes. */
-static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, unsigned *parts)
+static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, int *n_probe, unsigned *parts)
 {
 	int len, has;
 
@@ -311,6 +411,15 @@ static int read_shape(struct nt_jsonread *r, int *n_sm, int *n_line, unsigned *p
 	if (has && !*n_line)
 		return nt_err_set(r->err, "'%s': \"first_touch\" needs \"lines.offset\"", r->path);
 	*parts |= has ? NT_MAP_FIRST_TOUCH : 0;
+	if ((has = nt_jsonread_member(r, "$.probe", "array", n_probe)) < 0)
+		return -1;
+	if (!has)
+		*n_probe = 0;
+	else if (*n_probe <= 0)
+		return nt_err_set(r->err, "'%s': \"probe\" is empty", r->path);
+	else if (*n_probe > NT_MAP_MAX_PROBES)
+		return nt_err_set(r->err, "'%s': \"probe\" has %d entries; nucatrace reads maps of at most "
+				  "%d probe configurations", r->path, *n_probe, NT_MAP_MAX_PROBES);
 	return 0;
 }
 
@@ -318,12 +427,14 @@ static int read_map(struct nt_jsonread *r, struct nt_map **out)
 {
 	struct nt_map *m = NULL;
 	unsigned parts = 0;
-	int n_sm = 0, n_line = 0, len, ret = -1;
+	int n_sm = 0, n_line = 0, n_probe = 0, len, ret = -1;
 
-	if (check_header(r) || read_shape(r, &n_sm, &n_line, &parts))
+	if (check_header(r) || read_shape(r, &n_sm, &n_line, &n_probe, &parts))
 		return -1;
-	if (!(m = nt_map_new(n_sm, n_line, parts)))
+	if (!(m = nt_map_new(n_sm, n_line, parts)) || (n_probe && nt_map_set_probe(m, n_probe))) {
+		nt_map_free(m);
 		return nt_err_set(r->err, "'%s': out of memory", r->path);
+	}
 	if (nt_jsonread_member(r, "$.gpu", "object", &len) < 0 || nt_jsonread_member(r, "$.params", "object", &len) < 0 ||
 	    read_fields(r, m, NT_FG_GPU, "$.gpu", "gpu.") ||
 	    read_fields(r, m, NT_FG_PARAMS, "$.params", "params.") ||
@@ -344,7 +455,7 @@ static int read_map(struct nt_jsonread *r, struct nt_map **out)
 	    (m->line_lat && read_matrix(r, m, "lines.latency", m->line_lat)) ||
 	    (m->ft_first && read_matrix(r, m, "first_touch.first", m->ft_first)) ||
 	    (m->ft_repeat && read_matrix(r, m, "first_touch.repeat", m->ft_repeat)) ||
-	    nt_map_check_values(m, r->path, r->err))
+	    (m->n_probe && read_probe(r, m)) || nt_map_check_values(m, r->path, r->err))
 		goto out;
 	*out = m;
 	m = NULL;

@@ -25,8 +25,11 @@ static const char calib_sql[] = "CREATE TABLE calib(id INTEGER PRIMARY KEY"
 #undef F
 	", n_sm INTEGER NOT NULL, n_line INTEGER NOT NULL, parts INTEGER NOT NULL)";
 
-static const char *const schema[] = {
-#define T(name, sql) sql,
+static const struct {
+	int since;
+	const char *sql;
+} schema[] = {
+#define T(name, since, sql) { since, sql },
 #include "map/store_tables.def"
 #undef T
 };
@@ -71,14 +74,13 @@ static int mkdir_parents(const char *path, struct nt_err *err)
 	return ret;
 }
 
-enum file_state { FILE_EMPTY, FILE_CURRENT };
-
-/* What the open file is: an empty database (ours to set up), one of ours
- * at a schema we can use, or something to leave alone (-1). */
-static int probe(sqlite3 *db, const char *path, enum file_state *state, struct nt_err *err)
+/* What the open file is: an empty database (*version 0, ours to set
+ * up), one of ours at a schema we can use (its version), or something to
+ * leave alone (-1). */
+static int file_version(sqlite3 *db, const char *path, int *version, struct nt_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int ret = -1, rc, app_id, version, tables;
+	int ret = -1, rc, app_id, tables;
 
 	rc = sqlite3_prepare_v2(db, "SELECT (SELECT application_id FROM pragma_application_id), "
 				"(SELECT user_version FROM pragma_user_version), "
@@ -90,28 +92,26 @@ static int probe(sqlite3 *db, const char *path, enum file_state *state, struct n
 		goto out;
 	}
 	app_id = sqlite3_column_int(st, 0);
-	version = sqlite3_column_int(st, 1);
+	*version = sqlite3_column_int(st, 1);
 	tables = sqlite3_column_int(st, 2);
-	if (app_id == 0 && version == 0 && tables == 0) {
-		*state = FILE_EMPTY;
+	if (app_id == 0 && *version == 0 && tables == 0) {
+		ret = 0;
 	} else if (app_id != NT_STORE_APP_ID) {
 		nt_err_set(err, "'%s' is not a nucatrace map store: an SQLite database of another "
 			   "application (application_id 0x%08x)", path, (unsigned)app_id);
-		goto out;
-	} else if (version > NT_STORE_SCHEMA || version < 1) {
-		nt_err_set(err, "map store '%s' has schema version %d; this nucatrace reads version %d%s",
-			   path, version, NT_STORE_SCHEMA, version > NT_STORE_SCHEMA ? ": upgrade nucatrace" : "");
-		goto out;
+	} else if (*version > NT_STORE_SCHEMA || *version < 1) {
+		nt_err_set(err, "map store '%s' has schema version %d; this nucatrace reads versions "
+			   "1 to %d%s", path, *version, NT_STORE_SCHEMA,
+			   *version > NT_STORE_SCHEMA ? ": upgrade nucatrace" : "");
 	} else {
-		*state = FILE_CURRENT;
+		ret = 0;
 	}
-	ret = 0;
 out:
 	sqlite3_finalize(st);
 	return ret;
 }
 
-static int probe_readonly(const char *path, enum file_state *state, struct nt_err *err)
+static int version_readonly(const char *path, int *version, struct nt_err *err)
 {
 	sqlite3 *db = NULL;
 	int ret = -1;
@@ -122,40 +122,69 @@ static int probe_readonly(const char *path, enum file_state *state, struct nt_er
 		goto out;
 	}
 	sqlite3_busy_timeout(db, NT_STORE_BUSY_MS);
-	ret = probe(db, path, state, err);
+	ret = file_version(db, path, version, err);
 out:
 	sqlite3_close(db);
 	return ret;
 }
 
-/* Set up a new store; under the write lock, as another process may be
- * doing the same. */
-static int init_schema(struct nt_store *s, struct nt_err *err)
+int nt_store_migrate(struct nt_store *s, struct nt_err *err)
 {
-	enum file_state state;
 	char sql[64];
+	int version;
+
+	/* under the lock, again: another process may have upgraded it */
+	if (file_version(s->db, s->path, &version, err))
+		return -1;
+	for (size_t i = 0; i < sizeof(schema) / sizeof(schema[0]); i++)
+		if (schema[i].since > version && nt_store_exec(s, schema[i].sql, err))
+			return -1;
+	if (!version) {
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", NT_STORE_APP_ID);
+		if (nt_store_exec(s, sql, err))
+			return -1;
+	}
+	if (version < NT_STORE_SCHEMA) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", NT_STORE_SCHEMA);
+		if (nt_store_exec(s, sql, err))
+			return -1;
+	}
+	s->schema = NT_STORE_SCHEMA;
+	return 0;
+}
+
+/* Set up a new store, or bring an older one to this schema; under the
+ * write lock, as another process may be doing the same. */
+static int upgrade(struct nt_store *s, struct nt_err *err)
+{
 	int ret = -1;
 
 	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
 		return -1;
-	if (probe(s->db, s->path, &state, err))
-		goto out;
-	if (state == FILE_EMPTY) {
-		for (size_t i = 0; i < sizeof(schema) / sizeof(schema[0]); i++)
-			if (nt_store_exec(s, schema[i], err))
-				goto out;
-		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", NT_STORE_APP_ID);
-		if (nt_store_exec(s, sql, err))
-			goto out;
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", NT_STORE_SCHEMA);
-		if (nt_store_exec(s, sql, err))
-			goto out;
-	}
-	ret = nt_store_exec(s, "COMMIT", err);
-out:
+	if (!nt_store_migrate(s, err))
+		ret = nt_store_exec(s, "COMMIT", err);
 	if (ret)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return ret;
+}
+
+/* Whether this process may write the store: the file, and the folder
+ * SQLite puts its journal in. */
+static int may_write(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int ok;
+
+	if (!dir)
+		return 0;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';	/* "/maps.db": the root */
+	else if (slash)
+		*slash = '\0';
+	ok = !access(path, W_OK) && !access(slash ? dir : ".", W_OK);
+	free(dir);
+	return ok;
 }
 
 int nt_store_exec(struct nt_store *s, const char *sql, struct nt_err *err)
@@ -169,8 +198,7 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 {
 	struct nt_store *s = NULL;
 	struct stat st;
-	enum file_state state = FILE_EMPTY;
-	int exists, ret = -1;
+	int exists, version = 0, ret = -1;
 
 	*out = NULL;
 	if (!*path)
@@ -184,10 +212,10 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 		return nt_err_set(err, "no map store at '%s' (run 'nucatrace calibrate' first)", path);
 	if (!exists && mkdir_parents(path, err))
 		return -1;
-	if (exists && probe_readonly(path, &state, err))
+	if (exists && version_readonly(path, &version, err))
 		return -1;
 	/* a read-only command must not turn someone's empty file into a store */
-	if (exists && state == FILE_EMPTY && !create)
+	if (exists && !version && !create)
 		return nt_err_set(err, "'%s' is not a nucatrace map store: it is empty (calibrate or "
 				  "'map import' makes one there)", path);
 
@@ -205,8 +233,11 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 	sqlite3_busy_timeout(s->db, NT_STORE_BUSY_MS);
 	if (nt_store_exec(s, "PRAGMA foreign_keys = ON", err))
 		goto out;
-	/* an up-to-date store needs no write lock: it may be read-only */
-	if (state == FILE_EMPTY && init_schema(s, err))
+	/* An up-to-date store needs no write lock: it may be read-only.  An
+	 * older one is upgraded by a command that writes, where it can; the
+	 * others read it as it is (and nt_store_add upgrades it first). */
+	s->schema = version;
+	if ((!version || (version < NT_STORE_SCHEMA && create && may_write(path))) && upgrade(s, err))
 		goto out;
 	*out = s;
 	ret = 0;

@@ -14,10 +14,16 @@
  * ('NTMP'); PRAGMA user_version is the schema version.  Opening a file
  * that is not SQLite, belongs to another application, or has a newer
  * schema fails with a message naming it, and leaves it untouched: it is
- * looked at read-only before it is opened for writing.
+ * looked at read-only before it is opened for writing.  A store of an
+ * older schema is upgraded in one transaction (the tables added since
+ * created, user_version set) by nt_store_open(create = 1) where this
+ * process may write the file and its folder, else by the first
+ * nt_store_add; until then it is read as it is (version 1: no map has a
+ * probe part), and a reader (create = 0) never writes to it.
  *
- * Schema (version 1; store_tables.def has the statements).  NAN values
- * are stored as NULL:
+ * Schema (version 2; store_tables.def has the statements, each with the
+ * version that added it; version 1 lacked probe and probe_value).  NAN
+ * values are stored as NULL:
  *
  *   calib(id INTEGER PRIMARY KEY,
  *         uuid, name, sm_count, cc_major, cc_minor, l2_bytes, driver,
@@ -32,6 +38,10 @@
  *   line_value(calib_id, sm, line, latency REAL, ft_first REAL,
  *              ft_repeat REAL)  -- n_sm * n_line rows when a line part
  *                                  is present, else none
+ *   probe(calib_id, probe, threads, iters, blocks, body_native REAL,
+ *         body_traced REAL)     -- n_probe rows (probe 0..n_probe-1)
+ *                                  when parts has NT_MAP_PROBE, else none
+ *   probe_value(calib_id, probe, sm, cost REAL)  -- n_probe * n_sm rows
  *   index calib_by_gpu ON calib(uuid, created_at)
  *
  * e.g. the chain map of the latest calibration of every GPU:
@@ -48,7 +58,7 @@
 #include <stdint.h>
 
 #define NT_STORE_APP_ID 0x4E544D50	/* 'NTMP' */
-#define NT_STORE_SCHEMA 1
+#define NT_STORE_SCHEMA 2
 #define NT_STORE_BUSY_MS 10000
 
 struct nt_store;
@@ -124,8 +134,9 @@ int nt_store_resolve_uuid(struct nt_store *s, const char *prefix, char *uuid, si
 			  struct nt_err *err);
 
 /* Whether the store already holds m: a calibration of the same GPU
- * (uuid), created_at and host.  1 with its id in *id, 0, or -1 on a
- * store error. */
+ * (uuid), created_at and host that has every part m has (a copy that
+ * went through CSV, without the probe part, does not hold a JSON map's
+ * probe part).  1 with its id in *id, 0, or -1 on a store error. */
 int nt_store_find_same(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err);
 
 /* Call cb for each calibration, oldest id first.  A nonzero return from

@@ -11,7 +11,12 @@
 struct nt_store {
 	sqlite3 *db;
 	char *path;
+	int schema;	/* the file's version when opened, or since nt_store_migrate */
 };
+
+/* Bring the store to NT_STORE_SCHEMA (all of it on an empty file) inside
+ * the caller's IMMEDIATE transaction.  0, or -1 and err set. */
+int nt_store_migrate(struct nt_store *s, struct nt_err *err);
 
 /* "map store '<path>': <what>: <sqlite message>", -1 */
 int nt_store_db_error(struct nt_store *s, struct nt_err *err, const char *what);

@@ -2,6 +2,7 @@
 #include "map/mapfields.h"
 #include "map/store_impl.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,44 @@ out:
 	return ret;
 }
 
+static int insert_probe(struct nt_store *s, const struct nt_map *m, int64_t id, struct nt_err *err)
+{
+	sqlite3_stmt *cf = NULL, *val = NULL;
+	int ret = -1;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO probe VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &cf, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO probe_value VALUES(?, ?, ?, ?)", -1, &val, NULL)) {
+		nt_store_db_error(s, err, "cannot add map");
+		goto out;
+	}
+	for (int p = 0; p < m->n_probe; p++) {
+		const struct nt_map_probe *c = &m->probe[p];
+
+		sqlite3_bind_int64(cf, 1, id);
+		sqlite3_bind_int(cf, 2, p);
+		sqlite3_bind_int(cf, 3, c->threads);
+		sqlite3_bind_int(cf, 4, c->iters);
+		sqlite3_bind_int(cf, 5, c->blocks);
+		bind_real(cf, 6, c->body_native);
+		bind_real(cf, 7, c->body_traced);
+		if (step_reset(s, cf, err))
+			goto out;
+		for (int i = 0; i < m->n_sm; i++) {
+			sqlite3_bind_int64(val, 1, id);
+			sqlite3_bind_int(val, 2, p);
+			sqlite3_bind_int(val, 3, i);
+			bind_real(val, 4, m->probe_cost[(size_t)p * m->n_sm + i]);
+			if (step_reset(s, val, err))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(cf);
+	sqlite3_finalize(val);
+	return ret;
+}
+
 /* The rows of m, inside the caller's transaction; its id in *id. */
 static int insert_map(struct nt_store *s, const struct nt_map *m, int64_t *id, struct nt_err *err)
 {
@@ -135,6 +174,8 @@ static int insert_map(struct nt_store *s, const struct nt_map *m, int64_t *id, s
 	}
 	*id = sqlite3_last_insert_rowid(s->db);
 	ret = insert_arrays(s, m, *id, err);
+	if (!ret && m->n_probe)
+		ret = insert_probe(s, m, *id, err);
 out:
 	sqlite3_finalize(st);
 	return ret;
@@ -153,6 +194,9 @@ static int add(struct nt_store *s, const struct nt_map *m, int only_new, int64_t
 	 * adding the same map cannot both find it missing */
 	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
 		return -1;
+	/* a store of an older schema that a reader (create = 0) opened */
+	if (s->schema < NT_STORE_SCHEMA && nt_store_migrate(s, err))
+		goto out;
 	if (only_new && (ret = nt_store_find_same(s, m, &new_id, err)))
 		goto out;
 	if (insert_map(s, m, &new_id, err) || nt_store_exec(s, "COMMIT", err)) {
@@ -184,11 +228,13 @@ static int damaged(struct nt_store *s, int64_t id, const char *why, struct nt_er
 			  (long long)id, why);
 }
 
-static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
+/* The calib row of id: a map of its sizes and fields, and its parts. */
+static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, unsigned *parts,
+		      struct nt_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct nt_map *m = NULL;
-	int rc, n_sm, n_line, parts, ret = -1;
+	int rc, n_sm, n_line, ret = -1;
 
 	if (sqlite3_prepare_v2(s->db, select_sql, -1, &st, NULL)) {
 		nt_store_db_error(s, err, "cannot read map");
@@ -206,9 +252,10 @@ static int read_calib(struct nt_store *s, int64_t id, struct nt_map **out, struc
 	}
 	n_sm = sqlite3_column_int(st, 0);
 	n_line = sqlite3_column_int(st, 1);
-	parts = sqlite3_column_int(st, 2);
-	if (parts & ~(NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH) || n_sm > NT_MAP_MAX_SM ||
-	    n_line < 0 || n_line > NT_MAP_MAX_LINES || !(m = nt_map_new(n_sm, n_line, (unsigned)parts))) {
+	*parts = (unsigned)sqlite3_column_int(st, 2);
+	if (*parts & ~(NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH | NT_MAP_PROBE) ||
+	    n_sm > NT_MAP_MAX_SM || n_line < 0 || n_line > NT_MAP_MAX_LINES ||
+	    !(m = nt_map_new(n_sm, n_line, *parts))) {
 		damaged(s, id, "bad sizes", err);
 		goto out;
 	}
@@ -248,23 +295,22 @@ out:
 	return ret;
 }
 
-/* Whether a latency in columns 2..last of a row is outside map.h's
- * limits; then why says which.  line < 0: a row of sm_value. */
-static int bad_latency(sqlite3_stmt *st, int last, int sm, int line, char *why, size_t len)
+/* Whether a latency in columns first..last of a row is not a number or
+ * outside map.h's limits; then why says which, of where ("sm 2").
+ * Before the row's values are read: reading converts them. */
+static int bad_latency(sqlite3_stmt *st, int first, int last, const char *where, char *why, size_t len)
 {
-	char where[48];
-
-	for (int col = 2; col <= last; col++) {
+	for (int col = first; col <= last; col++) {
+		int type = sqlite3_column_type(st, col);
 		double v = column_real(st, col);
 
-		if (nt_map_latency_ok(v))
-			continue;
-		if (line < 0)
-			snprintf(where, sizeof(where), "sm %d", sm);
+		if (type != SQLITE_NULL && type != SQLITE_FLOAT && type != SQLITE_INTEGER)
+			snprintf(why, len, "%s of %s is not a number", sqlite3_column_name(st, col), where);
+		else if (!nt_map_latency_ok(v))
+			snprintf(why, len, "%s of %s is %g: not a latency of 0..%.0f cycles",
+				 sqlite3_column_name(st, col), where, v, NT_MAP_MAX_CYCLES);
 		else
-			snprintf(where, sizeof(where), "sm %d line %d", sm, line);
-		snprintf(why, len, "%s of %s is %g: not a latency of 0..%.0f cycles",
-			 sqlite3_column_name(st, col), where, v, NT_MAP_MAX_CYCLES);
+			continue;
 		return 1;
 	}
 	return 0;
@@ -283,7 +329,7 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 	const size_t want[] = { m->n_sm, n_line, m->n_sm * n_line };
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_DONE, ret = -1;
-	char why[128];
+	char why[128], where[48];
 
 	for (int q = 0; q < 3; q++) {
 		size_t rows = 0;
@@ -297,11 +343,21 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 			int sm = sqlite3_column_int(st, 0), line = sqlite3_column_int(st, 1);
 			size_t c = (size_t)sm * m->n_line + line;
 
-			if (sm < 0 || sm >= m->n_sm || line < 0 || line >= (q ? m->n_line : 1)) {
+			if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || sm < 0 || sm >= m->n_sm ||
+			    sqlite3_column_type(st, 1) != SQLITE_INTEGER || line < 0 ||
+			    line >= (q ? m->n_line : 1)) {
 				damaged(s, id, "index out of range", err);
 				goto out;
 			}
 			rows++;
+			if (q == 2)
+				snprintf(where, sizeof(where), "sm %d line %d", sm, line);
+			else
+				snprintf(where, sizeof(where), "sm %d", sm);
+			if (q != 1 && bad_latency(st, 2, q ? 4 : 3, where, why, sizeof(why))) {
+				damaged(s, id, why, err);
+				goto out;
+			}
 			if (q == 0) {
 				m->chain[sm] = column_real(st, 2);
 				if (m->noise)
@@ -315,10 +371,6 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 					m->ft_first[c] = column_real(st, 3);
 				if (m->ft_repeat)
 					m->ft_repeat[c] = column_real(st, 4);
-			}
-			if (q != 1 && bad_latency(st, q ? 4 : 3, sm, q ? line : -1, why, sizeof(why))) {
-				damaged(s, id, why, err);
-				goto out;
 			}
 		}
 		if (rc != SQLITE_DONE) {
@@ -339,15 +391,142 @@ out:
 	return ret;
 }
 
+/* The count that sql gives, with id bound to its parameter. */
+static int count_rows(struct nt_store *s, const char *sql, int64_t id, int64_t *n, struct nt_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (!sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) {
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			*n = sqlite3_column_int64(st, 0);
+			ret = 0;
+		}
+	}
+	if (ret)
+		nt_store_db_error(s, err, "cannot read map");
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Columns first.. of a probe row as the ints they must be. */
+static int probe_counts(struct nt_store *s, int64_t id, sqlite3_stmt *st, int first, int p,
+			struct nt_map_probe *c, struct nt_err *err)
+{
+	int *count[3] = { &c->threads, &c->iters, &c->blocks };
+	char why[128];
+
+	for (int k = 0; k < 3; k++) {
+		int64_t v = sqlite3_column_int64(st, first + k);
+
+		if (sqlite3_column_type(st, first + k) != SQLITE_INTEGER || v < INT_MIN || v > INT_MAX) {
+			snprintf(why, sizeof(why), "%s of probe %d is not a 32-bit integer",
+				 sqlite3_column_name(st, first + k), p);
+			return damaged(s, id, why, err);
+		}
+		*count[k] = (int)v;
+	}
+	return 0;
+}
+
+/* The probe part when parts has it: 1..NT_MAP_MAX_PROBES rows of probe,
+ * n_sm rows of probe_value for each.  Without it no rows, and in a store
+ * of schema 1 no tables. */
+static int read_probe(struct nt_store *s, int64_t id, struct nt_map *m, unsigned parts, struct nt_err *err)
+{
+	static const char *const tables[] = { "probe", "probe_value" };
+	static const char *const sql[] = {
+		"SELECT probe, 0, body_native, body_traced, threads, iters, blocks FROM probe "
+		"WHERE calib_id = ?",
+		"SELECT probe, sm, cost FROM probe_value WHERE calib_id = ?",
+	};
+	int has = !!(parts & NT_MAP_PROBE), rc, ret = -1;
+	int64_t there, n;
+	sqlite3_stmt *st = NULL;
+	char why[128], where[48];
+
+	if (count_rows(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+		       "name IN ('probe', 'probe_value')", id, &there, err))
+		return -1;
+	if (there < 2)
+		return has ? damaged(s, id, "it has a probe part, the store no probe tables", err) : 0;
+	if (count_rows(s, "SELECT count(*) FROM probe WHERE calib_id = ?", id, &n, err))
+		return -1;
+	if (has && (n < 1 || n > NT_MAP_MAX_PROBES)) {
+		snprintf(why, sizeof(why), "probe has %lld rows, not 1..%d", (long long)n, NT_MAP_MAX_PROBES);
+		return damaged(s, id, why, err);
+	}
+	if (!has && n) {
+		snprintf(why, sizeof(why), "probe has %lld of 0 rows", (long long)n);
+		return damaged(s, id, why, err);
+	}
+	if (n && nt_map_set_probe(m, (int)n))
+		return nt_err_set(err, "map store '%s': out of memory", s->path);
+	for (int q = 0; q < 2; q++) {
+		size_t rows = 0, want = q ? (size_t)n * m->n_sm : (size_t)n;
+
+		if (sqlite3_prepare_v2(s->db, sql[q], -1, &st, NULL)) {
+			nt_store_db_error(s, err, "cannot read map");
+			goto out;
+		}
+		sqlite3_bind_int64(st, 1, id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int p = sqlite3_column_int(st, 0), sm = sqlite3_column_int(st, 1);
+
+			if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || p < 0 || p >= n ||
+			    sqlite3_column_type(st, 1) != SQLITE_INTEGER || sm < 0 ||
+			    sm >= (q ? m->n_sm : 1)) {
+				damaged(s, id, "index out of range", err);
+				goto out;
+			}
+			rows++;
+			if (q)
+				snprintf(where, sizeof(where), "probe %d sm %d", p, sm);
+			else
+				snprintf(where, sizeof(where), "probe %d", p);
+			if (bad_latency(st, 2, q ? 2 : 3, where, why, sizeof(why))) {
+				damaged(s, id, why, err);
+				goto out;
+			}
+			if (q) {
+				m->probe_cost[(size_t)p * m->n_sm + sm] = column_real(st, 2);
+				continue;
+			}
+			m->probe[p].body_native = column_real(st, 2);
+			m->probe[p].body_traced = column_real(st, 3);
+			if (probe_counts(s, id, st, 4, p, &m->probe[p], err))
+				goto out;
+		}
+		if (rc != SQLITE_DONE) {
+			nt_store_db_error(s, err, "cannot read map");
+			goto out;
+		}
+		if (rows != want) {
+			snprintf(why, sizeof(why), "%s has %zu of %zu rows", tables[q], rows, want);
+			damaged(s, id, why, err);
+			goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
 int nt_store_get(struct nt_store *s, int64_t id, struct nt_map **out, struct nt_err *err)
 {
 	struct nt_map *m = NULL;
 	struct nt_err why;
+	unsigned parts;
 
 	*out = NULL;
-	if (read_calib(s, id, &m, err))
+	if (read_calib(s, id, &m, &parts, err))
 		return -1;
-	if (read_arrays(s, id, m, err) || (nt_map_check_values(m, NULL, &why) && damaged(s, id, why.msg, err))) {
+	if (read_arrays(s, id, m, err) || read_probe(s, id, m, parts, err) ||
+	    (nt_map_check_values(m, NULL, &why) && damaged(s, id, why.msg, err))) {
 		nt_map_free(m);
 		return -1;
 	}
@@ -451,14 +630,17 @@ int nt_store_find_same(struct nt_store *s, const struct nt_map *m, int64_t *id, 
 	sqlite3_stmt *st = NULL;
 	int rc, ret = -1;
 
+	/* every part of m: a copy without one (a CSV file has no probe part)
+	 * does not stand for m */
 	if (sqlite3_prepare_v2(s->db, "SELECT id FROM calib WHERE uuid = ?1 AND created_at = ?2 "
-			       "AND host = ?3 ORDER BY id LIMIT 1", -1, &st, NULL)) {
+			       "AND host = ?3 AND (parts & ?4) = ?4 ORDER BY id LIMIT 1", -1, &st, NULL)) {
 		nt_store_db_error(s, err, "cannot query");
 		goto out;
 	}
 	sqlite3_bind_text(st, 1, m->gpu.uuid, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, m->created_at);
 	sqlite3_bind_text(st, 3, m->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 4, (int)nt_map_parts_of(m));
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		nt_store_db_error(s, err, "cannot query");

@@ -184,9 +184,11 @@ static int each_launch(sqlite3_stmt *st, struct walk *w)
 {
 	struct nt_trace_launch l;
 	struct nt_trace_kernel k;
-	int col = nt_trace_read_row(st, 0, NT_TB_launches, &l);
-	int known = sqlite3_column_type(st, col) != SQLITE_NULL;	/* k.kernel */
+	int col, known;
 
+	memset(&l, 0, sizeof(l));	/* its padding too: a row may be compared whole */
+	col = nt_trace_read_row(st, 0, NT_TB_launches, &l);
+	known = sqlite3_column_type(st, col) != SQLITE_NULL;	/* k.kernel */
 	kernel_row(st, col, &k);
 	return w->launch(&l, known ? &k : NULL, w->arg);
 }

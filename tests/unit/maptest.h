@@ -90,6 +90,22 @@ TEST_HELPER struct nt_map *sample_map(int n_sm, int n_line, unsigned parts, int 
 	return m;
 }
 
+/* Give m a probe part of n configurations: every count set, values
+ * that need all 17 digits, a NAN body and a few NAN costs. */
+TEST_HELPER void sample_probe(struct nt_map *m, int n)
+{
+	assert_int_equal(nt_map_set_probe(m, n), 0);
+	for (int p = 0; p < n; p++) {
+		m->probe[p] = (struct nt_map_probe){
+			.threads = 32 << (p % 6), .iters = p * 1000, .blocks = 132 * (p + 1),
+			.body_native = 1000.0 / 3 + p, .body_traced = p == 1 ? NAN : 1e5 / 7 + p,
+		};
+		for (int s = 0; s < m->n_sm; s++)
+			m->probe_cost[(size_t)p * m->n_sm + s] =
+				(p + s) % 5 == 3 ? NAN : 700.0 / 3 + s * 1e-7 + p;
+	}
+}
+
 TEST_HELPER void assert_same_double(double a, double b, const char *what, size_t i)
 {
 	if ((isnan(a) && isnan(b)) || a == b)
@@ -137,6 +153,15 @@ TEST_HELPER void assert_maps_equal(const struct nt_map *a, const struct nt_map *
 	assert_same_vec(a->line_lat, b->line_lat, cells, "line_lat");
 	assert_same_vec(a->ft_first, b->ft_first, cells, "ft_first");
 	assert_same_vec(a->ft_repeat, b->ft_repeat, cells, "ft_repeat");
+	assert_int_equal(a->n_probe, b->n_probe);
+	for (int p = 0; p < a->n_probe; p++) {
+		assert_int_equal(a->probe[p].threads, b->probe[p].threads);
+		assert_int_equal(a->probe[p].iters, b->probe[p].iters);
+		assert_int_equal(a->probe[p].blocks, b->probe[p].blocks);
+		assert_same_double(a->probe[p].body_native, b->probe[p].body_native, "body_native", p);
+		assert_same_double(a->probe[p].body_traced, b->probe[p].body_traced, "body_traced", p);
+	}
+	assert_same_vec(a->probe_cost, b->probe_cost, (size_t)a->n_probe * a->n_sm, "probe_cost");
 }
 
 /* A fresh scratch directory, and its removal with all it holds. */

@@ -92,6 +92,38 @@ static void test_csv_round_trip(void **state)
 	round_trip(state, write_csv, nt_map_read_csv, 0, 132, 64, ALL_PARTS);
 }
 
+/* The probe part: JSON carries it bit for bit, CSV leaves it out. */
+static void test_probe_round_trip(void **state)
+{
+	static const double edge[] = { 5e-324, 999999.99999999988, 0.1 + 0.2, 0 };
+	char *path = path_in(state, "probe");
+	struct nt_map *m = sample_map(132, 4, ALL_PARTS, 5), *back = NULL;
+	struct nt_err err = { "" };
+
+	sample_probe(m, NT_MAP_MAX_PROBES);
+	memcpy(m->probe_cost, edge, sizeof(edge));
+	m->probe[2].body_native = 5e-324;
+	for (int pretty = 0; pretty < 2; pretty++) {
+		save(path, nt_map_write_json, m, pretty);
+		if (nt_map_read_json(path, &back, &err))
+			fail_msg("%s", err.msg);
+		assert_maps_equal(m, back);	/* == on every cell but NAN: no -0 here */
+		nt_map_free(back);
+	}
+	save(path, write_csv, m, 0);
+	if (nt_map_read_csv(path, &back, &err))
+		fail_msg("%s", err.msg);
+	free(m->probe);
+	free(m->probe_cost);
+	m->probe = NULL;
+	m->probe_cost = NULL;
+	m->n_probe = 0;
+	assert_maps_equal(m, back);
+	nt_map_free(back);
+	nt_map_free(m);
+	free(path);
+}
+
 /* Values at the edges of double precision survive both formats. */
 static void test_awkward_doubles(void **state)
 {
@@ -310,6 +342,86 @@ static void test_csv_malformed(void **state)
 	free(base);
 }
 
+/* valid_text()'s map with a probe part of two configurations. */
+static char *probe_text(void **state)
+{
+	char *path = path_in(state, "valid-probe"), *text;
+	struct nt_map *m = sample_map(2, 2, ALL_PARTS, 0);
+
+	assert_int_equal(nt_map_set_probe(m, 2), 0);
+	m->probe[0] = (struct nt_map_probe){ 32, 10, 264, 100.5, 130.25 };
+	m->probe[1] = (struct nt_map_probe){ 1024, 1000, 132, NAN, 1e5 };
+	m->probe_cost[0] = 233.5;
+	m->probe_cost[2] = 12.75;
+	m->probe_cost[3] = 13;
+	save(path, nt_map_write_json, m, 0);
+	text = slurp(path, NULL);
+	nt_map_free(m);
+	free(path);
+	return text;
+}
+
+#define PROBE0 "{\"threads\":32,\"iters\":10,\"blocks\":264,\"body_native\":100.5," \
+	       "\"body_traced\":130.25,\"cost\":[233.5,null]}"
+
+/* The layout mapio.h documents; keys of a newer writer inside it skipped. */
+static void test_probe_layout(void **state)
+{
+	char *base = probe_text(state), *path = path_in(state, "newer.json"), *text;
+	struct nt_map *m = NULL;
+	struct nt_err err = { "" };
+
+	assert_non_null(strstr(base, "\"first_touch\":{"));
+	assert_non_null(strstr(base, "]]},\"probe\":[" PROBE0 ",{\"threads\":1024,\"iters\":1000,"
+			       "\"blocks\":132,\"body_native\":null,\"body_traced\":100000,"
+			       "\"cost\":[12.75,13]}]}"));
+	text = mutate(base, "\"threads\":1024", "\"later\":{\"x\":[]},\"threads\":1024");
+	write_file(path, text, strlen(text));
+	if (nt_map_read_json(path, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m->n_probe, 2);
+	assert_int_equal(m->probe[1].threads, 1024);
+	assert_true(isnan(m->probe[1].body_native) && isnan(m->probe_cost[1]));
+	assert_true(m->probe_cost[3] == 13);
+	nt_map_free(m);
+	free(text);
+	free(base);
+	free(path);
+}
+
+/* Every way a probe part can be wrong, named by its key. */
+static void test_probe_refused(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "[233.5,null]", "[233.5]", "\"probe[0].cost\" is not an array of 2 numbers (one per SM)" },
+		{ "[233.5,", "[-5,", "\"probe[0].cost[0]\" is -5: not a latency of 0..1000000 cycles" },
+		{ "[12.75,", "[\"x\",", "\"probe[1].cost[0]\" is not a number" },
+		{ "[12.75,13]", "{\"a\":1}", "\"probe[1].cost\" is not an array of 2" },
+		{ "\"cost\":[233.5", "\"costs\":[233.5", "missing key \"probe[0].cost\"" },
+		{ "\"iters\":10,", "\"iter\":10,", "missing key \"probe[0].iters\"" },
+		{ "\"threads\":32", "\"threads\":0", "\"probe[0].threads\" is not an integer of 1..1024" },
+		{ "\"threads\":1024", "\"threads\":1025", "\"probe[1].threads\" is not an integer" },
+		{ "\"iters\":10,", "\"iters\":1.5,", "\"probe[0].iters\" is not an integer of 0..1000000" },
+		{ "\"blocks\":264", "\"blocks\":\"264\"", "\"probe[0].blocks\" is not an integer" },
+		{ "\"blocks\":132", "\"blocks\":-1", "\"probe[1].blocks\" is not an integer of 0..1000000" },
+		{ "\"body_native\":100.5", "\"body_native\":true", "\"probe[0].body_native\" is not a number" },
+		{ "\"body_traced\":100000", "\"body_traced\":2e6", "\"probe[1].body_traced\" is 2e+06" },
+		{ "\"probe\":[{", "\"probe\":[3,{", "\"probe[0]\" is not an object" },
+		{ "\"probe\":[{", "\"probe\":[\"x\",{", "\"probe[0]\" is not an object" },
+		{ "\"probe\":[", "\"probe\":{},\"x\":[", "\"probe\" is not an array" },
+		{ "\"probe\":[", "\"probe\":[],\"x\":[", "\"probe\" is empty" },
+		{ "\"probe\":[", "\"probe\":[" PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 ","
+		  PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 "," PROBE0 ","
+		  PROBE0 "," PROBE0 ",", "\"probe\" has 17 entries; nucatrace reads maps of at most 16 probe "
+		  "configurations" },
+	};
+	char *base = probe_text(state);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_refused(state, nt_map_read_json, base, &cases[i]);
+	free(base);
+}
+
 /* Latencies, sizes and times beyond map.h's limits: a damaged or hostile
  * file must not reach the printers or force a huge allocation. */
 static void test_json_out_of_range(void **state)
@@ -477,6 +589,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_json_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_awkward_doubles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_layout, setup, teardown),

@@ -66,13 +66,16 @@ static void test_default_path(void **state)
 	unsetenv("NUCATRACE_STORE");
 }
 
-static void round_trip(void **state, int n_line, unsigned parts)
+static void round_trip(void **state, int n_line, unsigned parts, int n_probe)
 {
 	char *path = path_in(state, "rt.db");
 	struct nt_store *s = open_ok(path, 1);
 	struct nt_map *m = sample_map(5, n_line, parts, 3), *back = NULL;
 	struct nt_err err = { "" };
 	int64_t id = 0;
+
+	if (n_probe)
+		sample_probe(m, n_probe);
 
 	if (nt_store_add(s, m, &id, &err))
 		fail_msg("%s", err.msg);
@@ -91,15 +94,17 @@ static void round_trip(void **state, int n_line, unsigned parts)
 
 static void test_round_trip_all(void **state)
 {
-	round_trip(state, 4, NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH);
+	round_trip(state, 4, NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH, 3);
 }
 
 static void test_round_trip_parts(void **state)
 {
-	round_trip(state, 0, 0);
-	round_trip(state, 3, NT_MAP_LINES);
-	round_trip(state, 2, NT_MAP_FIRST_TOUCH);
-	round_trip(state, 0, NT_MAP_NOISE);
+	round_trip(state, 0, 0, 0);
+	round_trip(state, 3, NT_MAP_LINES, 0);
+	round_trip(state, 2, NT_MAP_FIRST_TOUCH, 0);
+	round_trip(state, 0, NT_MAP_NOISE, 0);
+	round_trip(state, 0, 0, 1);
+	round_trip(state, 0, 0, NT_MAP_MAX_PROBES);
 }
 
 static void test_schema_is_plain_sql(void **state)
@@ -109,6 +114,7 @@ static void test_schema_is_plain_sql(void **state)
 	struct nt_map *m = sample_map(4, 3, NT_MAP_LINES | NT_MAP_FIRST_TOUCH, 1);
 	int64_t id;
 
+	sample_probe(m, 2);
 	assert_int_equal(nt_store_add(s, m, &id, NULL), 0);
 	nt_store_close(s);
 	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
@@ -119,7 +125,12 @@ static void test_schema_is_plain_sql(void **state)
 	assert_int_equal(sql_int(path, "SELECT byte_offset FROM line_offset WHERE line = 2"),
 			 m->line_offset[2]);
 	assert_int_equal(sql_int(path, "SELECT chain_bytes FROM calib"), m->params.chain_bytes);
-	assert_int_equal(sql_int(path, "SELECT parts FROM calib"), NT_MAP_LINES | NT_MAP_FIRST_TOUCH);
+	assert_int_equal(sql_int(path, "SELECT parts FROM calib"),
+			 NT_MAP_LINES | NT_MAP_FIRST_TOUCH | NT_MAP_PROBE);
+	assert_int_equal(sql_int(path, "SELECT threads FROM probe WHERE probe = 1"), 64);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM probe WHERE body_traced IS NULL"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM probe_value"), 8);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM probe_value WHERE cost IS NULL"), 2);
 	nt_map_free(m);
 	free(path);
 }
@@ -242,11 +253,31 @@ static void test_damaged_rows(void **state)
 		{ "UPDATE sm_value SET chain = NULL", "no SM has a chain latency" },
 		{ "UPDATE calib SET created_at = 100000000000000000",
 		  "created_at is not a time in the years 1970..9999" },
+		{ "UPDATE sm_value SET chain = 'fast' WHERE sm = 0", "chain of sm 0 is not a number" },
+		{ "UPDATE line_value SET sm = 'x' WHERE sm = 0 AND line = 1", "index out of range" },
+		{ "UPDATE calib SET parts = 16", "bad sizes" },
+		/* the probe part */
+		{ "UPDATE probe_value SET cost = -5 WHERE probe = 1 AND sm = 2",
+		  "cost of probe 1 sm 2 is -5: not a latency of 0..1000000 cycles" },
+		{ "UPDATE probe_value SET cost = 'slow' WHERE probe = 0 AND sm = 1",
+		  "cost of probe 0 sm 1 is not a number" },
+		{ "UPDATE probe SET body_traced = 2e6 WHERE probe = 0", "body_traced of probe 0 is 2e+06" },
+		{ "UPDATE probe SET iters = 'many' WHERE probe = 1", "iters of probe 1 is not a 32-bit integer" },
+		{ "UPDATE probe SET blocks = 1e10", "blocks of probe 0 is not a 32-bit integer" },
+		{ "UPDATE probe SET threads = 0 WHERE probe = 1", "probe[1].threads 0 is not within 1..1024" },
+		{ "DELETE FROM probe_value WHERE probe = 1 AND sm = 0", "probe_value has 5 of 6 rows" },
+		{ "DELETE FROM probe WHERE probe = 1", "index out of range" },
+		{ "UPDATE probe SET probe = 5 WHERE probe = 1", "index out of range" },
+		{ "DELETE FROM probe", "probe has 0 rows, not 1..16" },
+		{ "UPDATE calib SET parts = parts & ~8", "probe has 2 of 0 rows" },
+		{ "DROP TABLE probe_value", "it has a probe part, the store no probe tables" },
 	};
 	char *path = path_in(state, "damaged.db");
 	struct nt_map *m = sample_map(3, 2, NT_MAP_NOISE | NT_MAP_LINES | NT_MAP_FIRST_TOUCH, 1), *back;
 	struct nt_err err;
 	char want[512];
+
+	sample_probe(m, 2);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct nt_store *s;
@@ -384,6 +415,14 @@ static void test_find_same(void **state)
 	m->created_at--;
 	strcpy(m->host, "elsewhere");
 	assert_int_equal(nt_store_find_same(s, m, &found, &err), 0);
+	/* the same run with a part the stored one lacks (it came through CSV) */
+	strcpy(m->host, "node-3");
+	sample_probe(m, 2);
+	assert_int_equal(nt_store_find_same(s, m, &found, &err), 0);
+	assert_int_equal(nt_store_add_new(s, m, &found, &err), 0);
+	assert_true(found > id);
+	assert_int_equal(nt_store_add_new(s, m, &id, &err), 1);
+	assert_int_equal(id, found);
 	nt_store_close(s);
 	nt_map_free(m);
 	free(path);
@@ -534,6 +573,153 @@ static void test_newer_schema(void **state)
 	free(path);
 }
 
+/* A store of schema 1, before the probe part, as nucatrace made it then
+ * (store_tables.def of that version), holding one calibration. */
+static const char schema1_store[] =
+	"CREATE TABLE calib(id INTEGER PRIMARY KEY, uuid TEXT, name TEXT, sm_count INTEGER, "
+	"cc_major INTEGER, cc_minor INTEGER, l2_bytes INTEGER, driver TEXT, cuda_version INTEGER, "
+	"clock_khz INTEGER, chain_bytes INTEGER, chain_loads INTEGER, chain_reps INTEGER, "
+	"line_loads INTEGER, line_reps INTEGER, footprint_bytes INTEGER, statistic TEXT, "
+	"created_at INTEGER, tool_version TEXT, host TEXT, command TEXT, sm_clock_mhz REAL, "
+	"n_sm INTEGER NOT NULL, n_line INTEGER NOT NULL, parts INTEGER NOT NULL);"
+	"CREATE INDEX calib_by_gpu ON calib(uuid, created_at);"
+	"CREATE TABLE sm_value(calib_id INTEGER NOT NULL REFERENCES calib(id) ON DELETE CASCADE, "
+	"sm INTEGER NOT NULL, chain REAL, noise REAL, PRIMARY KEY(calib_id, sm)) WITHOUT ROWID;"
+	"CREATE TABLE line_offset(calib_id INTEGER NOT NULL REFERENCES calib(id) ON DELETE CASCADE, "
+	"line INTEGER NOT NULL, byte_offset INTEGER NOT NULL, PRIMARY KEY(calib_id, line)) WITHOUT ROWID;"
+	"CREATE TABLE line_value(calib_id INTEGER NOT NULL REFERENCES calib(id) ON DELETE CASCADE, "
+	"sm INTEGER NOT NULL, line INTEGER NOT NULL, latency REAL, ft_first REAL, ft_repeat REAL, "
+	"PRIMARY KEY(calib_id, sm, line)) WITHOUT ROWID;"
+	"INSERT INTO calib(uuid, name, sm_count, created_at, host, sm_clock_mhz, n_sm, n_line, parts) "
+	"VALUES('GPU-schema1', 'NVIDIA H200', 2, 1764461400, 'node-1', 1980, 2, 0, 1);"
+	"INSERT INTO sm_value VALUES(1, 0, 280.5, 0.01), (1, 1, 290.25, NULL);"
+	"PRAGMA application_id = 1314147664;"	/* 'NTMP' */
+	"PRAGMA user_version = 1";
+
+static void check_schema1_map(struct nt_store *s)
+{
+	struct nt_map *m = NULL;
+	struct nt_err err = { "" };
+
+	if (nt_store_get(s, 1, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(m->gpu.uuid, "GPU-schema1");
+	assert_string_equal(m->host, "node-1");
+	assert_true(m->chain[0] == 280.5 && m->chain[1] == 290.25);
+	assert_true(m->noise[0] == 0.01 && isnan(m->noise[1]));
+	assert_int_equal(nt_map_parts_of(m), NT_MAP_NOISE);
+	assert_int_equal(m->n_probe, 0);
+	nt_map_free(m);
+}
+
+/* Readers read a store of schema 1 as it is, and never write to it. */
+static void test_schema1_read(void **state)
+{
+	char *path = path_in(state, "v1.db"), *before, *after;
+	struct nt_store *s;
+	struct nt_map *m = NULL;
+	struct nt_err err = { "" };
+	struct seen seen = { 0 };
+	size_t len_before, len_after;
+
+	sql(path, schema1_store);
+	before = slurp(path, &len_before);
+	s = open_ok(path, 0);
+	check_schema1_map(s);
+	if (nt_store_latest(s, "GPU-schema1", &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m->n_probe, 0);
+	nt_map_free(m);
+	assert_int_equal(nt_store_list(s, collect, &seen, &err), 0);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.e[0].parts, NT_MAP_NOISE);
+	nt_store_close(s);
+	after = slurp(path, &len_after);
+	assert_int_equal(len_before, len_after);
+	assert_memory_equal(before, after, len_before);
+	free(after);
+
+	/* a writer (create = 1) that may not write there: not upgraded, no
+	 * failure (root may write anything: nothing to see) */
+	if (geteuid()) {
+		assert_int_equal(chmod(path, 0444), 0);
+		assert_int_equal(chmod((char *)*state, 0555), 0);
+		s = open_ok(path, 1);
+		check_schema1_map(s);
+		nt_store_close(s);
+		assert_int_equal(chmod((char *)*state, 0700), 0);
+		after = slurp(path, &len_after);
+		assert_memory_equal(before, after, len_before);
+		free(after);
+	}
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+	free(before);
+	free(path);
+}
+
+/* A writer upgrades a store of schema 1 in place, keeping what it holds:
+ * on opening it (create = 1), or else when it adds a map. */
+static void test_schema1_upgraded(void **state)
+{
+	char *path = path_in(state, "v1.db"), *path2 = path_in(state, "v1-reader.db");
+	const char *tables = "SELECT count(*) FROM sqlite_schema WHERE name IN ('probe', 'probe_value')";
+	struct nt_map *m = sample_map(2, 0, 0, 4), *back = NULL;
+	struct nt_store *s;
+	struct nt_err err = { "" };
+	int64_t id;
+	pid_t pid[4];
+	int status;
+
+	sample_probe(m, 3);
+	sql(path, schema1_store);
+	s = open_ok(path, 1);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), NT_STORE_SCHEMA);
+	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
+	assert_int_equal(sql_int(path, tables), 2);
+	check_schema1_map(s);
+	if (nt_store_add(s, m, &id, &err) || nt_store_get(s, id, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_maps_equal(m, back);
+	nt_map_free(back);
+	nt_store_close(s);
+
+	sql(path2, schema1_store);
+	s = open_ok(path2, 0);
+	assert_int_equal(sql_int(path2, "PRAGMA user_version"), 1);
+	if (nt_store_add(s, m, &id, &err) || nt_store_get(s, id, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_maps_equal(m, back);
+	nt_map_free(back);
+	assert_int_equal(sql_int(path2, "PRAGMA user_version"), NT_STORE_SCHEMA);
+	check_schema1_map(s);
+	nt_store_close(s);
+
+	/* several writers at once: one upgrades, all add */
+	remove(path2);
+	sql(path2, schema1_store);
+	for (int p = 0; p < 4; p++) {
+		pid[p] = fork();
+		assert_true(pid[p] >= 0);
+		if (!pid[p]) {
+			int bad = nt_store_open(path2, 1, &s, NULL);
+
+			for (int i = 0; !bad && i < 5; i++)
+				bad = nt_store_add(s, m, NULL, NULL);
+			nt_store_close(s);
+			_exit(bad ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < 4; p++) {
+		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(sql_int(path2, "SELECT count(*) FROM calib"), 1 + 20);
+	assert_int_equal(sql_int(path2, "SELECT count(*) FROM probe_value"), 20 * 3 * 2);
+	nt_map_free(m);
+	free(path);
+	free(path2);
+}
+
 static void test_concurrent_writers(void **state)
 {
 	char *path = path_in(state, "conc.db");
@@ -585,6 +771,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema1_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema1_upgraded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 	};
 
