@@ -10,6 +10,7 @@
 
 #include "gpu/calib.h"
 #include "calib_stability.h"
+#include "probe_cost.h"
 #include "commands.h"
 #include "util/json.h"
 #include "map_cmds.h"
@@ -23,7 +24,7 @@ static const char usage[] =
 	"nucatrace calibrate [--device N|all] [--store PATH | --no-store] [--output PATH]\n"
 	"       [--quick] [--no-noise] [--no-lines] [--no-first-touch] [--lines N]\n"
 	"       [--chain-bytes SIZE] [--chain-loads N] [--reps N] [--statistic min|median]\n"
-	"       [--force] [--json] [--quiet] | --list\n"
+	"       [--no-probe-cost] [--probe-cost-keep DIR] [--force] [--json] [--quiet] | --list\n"
 	"       | --stability MINUTES [--device N] [--json] [--output FILE] [--force]";
 
 static const char help[] =
@@ -37,6 +38,11 @@ static const char help[] =
 	"                      when PATH ends in '/', is a folder or several GPUs are\n"
 	"                      measured (made if missing); existing files are refused\n"
 	"  --quick             the chain map only (about a second)\n"
+	"  --no-probe-cost     skip the probe cost: what block tracing adds to a block\n"
+	"                      on each SM, measured by running calibration kernels\n"
+	"                      untraced and under libnucatrace.so (a few seconds)\n"
+	"  --probe-cost-keep DIR  make DIR and leave the probe cost's trace, the blocks'\n"
+	"                      own body times and the traced run's stderr there\n"
 	"  --no-noise          skip the repeated chain map (noise floor)\n"
 	"  --no-lines          skip the SM x line matrix\n"
 	"  --no-first-touch    skip the first-touch matrices\n"
@@ -64,7 +70,7 @@ static const char help[] =
 enum {
 	OPT_NO_STORE = 256, OPT_QUICK, OPT_NO_NOISE, OPT_NO_LINES, OPT_NO_FT, OPT_LINES,
 	OPT_CHAIN_BYTES, OPT_CHAIN_LOADS, OPT_REPS, OPT_STATISTIC, OPT_FORCE, OPT_JSON, OPT_LIST,
-	OPT_STABILITY,
+	OPT_STABILITY, OPT_NO_PROBE_COST, OPT_PROBE_COST_KEEP, OPT_PROBE_COST_CHILD,
 };
 
 static const struct option options[] = {
@@ -86,6 +92,10 @@ static const struct option options[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "stability", required_argument, NULL, OPT_STABILITY },
+	{ "no-probe-cost", no_argument, NULL, OPT_NO_PROBE_COST },
+	{ "probe-cost-keep", required_argument, NULL, OPT_PROBE_COST_KEEP },
+	/* the probe cost's traced run (probe_cost.h), not for users */
+	{ "probe-cost-child", required_argument, NULL, OPT_PROBE_COST_CHILD },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -98,6 +108,9 @@ struct calib_cmd {
 	const char *output;
 	int out_dir;		/* --output is a folder: one <uuid>.json per GPU */
 	double stability;	/* minutes; 0: not asked for */
+	int no_probe_cost;
+	const char *probe_keep;	/* --probe-cost-keep */
+	const char *probe_child;	/* --probe-cost-child: the bodies' file */
 	int argc;
 	char **argv;
 };
@@ -131,7 +144,10 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 		case 'q': nt_quiet = 1; break;
 		case 'h': printf("usage: %s\n\n%s", usage, help); return 1;
 		case OPT_NO_STORE: c->no_store = 1; break;
-		case OPT_QUICK: c->opts.parts = 0; break;
+		case OPT_QUICK: c->opts.parts = 0; c->no_probe_cost = 1; break;
+		case OPT_NO_PROBE_COST: c->no_probe_cost = 1; break;
+		case OPT_PROBE_COST_KEEP: c->probe_keep = optarg; break;
+		case OPT_PROBE_COST_CHILD: c->probe_child = optarg; break;
 		case OPT_NO_NOISE: c->opts.parts &= ~NT_MAP_NOISE; break;
 		case OPT_NO_LINES: c->opts.parts &= ~NT_MAP_LINES; break;
 		case OPT_NO_FT: c->opts.parts &= ~NT_MAP_FIRST_TOUCH; break;
@@ -181,6 +197,11 @@ static int parse(struct calib_cmd *c, int argc, char **argv)
 		usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (c->no_store && c->store_path)
 		usage_error(usage, "--store and --no-store exclude each other");
+	if (c->probe_keep && c->no_probe_cost)
+		usage_error(usage, "--probe-cost-keep: the probe cost is not measured (--quick or "
+			    "--no-probe-cost)");
+	if (c->probe_child && c->device < 0)
+		usage_error(usage, "--probe-cost-child needs --device N");
 	if (c->stability && c->store_path)
 		usage_error(usage, "--stability keeps no maps in the store: --output FILE has them");
 	if (c->stability && !(c->opts.parts & NT_MAP_NOISE))
@@ -301,6 +322,8 @@ static int calibrate_one(struct calib_cmd *c, struct nt_cuda *cu, struct nt_stor
 		goto out;
 	}
 	nt_progress_done();
+	if (!c->no_probe_cost)
+		calib_probe_cost(cu, d, m, c->probe_keep);
 	command_line(m->command, sizeof(m->command), c->argc, c->argv);
 	snprintf(m->tool_version, sizeof(m->tool_version), "%s", nt_version);
 	gethostname(m->host, sizeof(m->host) - 1);
@@ -347,6 +370,8 @@ int cmd_calibrate(int argc, char **argv)
 			 r ? nt_cuda_strerror(&cu, r) : "");
 	if (c.list)
 		return list_devices(&cu, count);
+	if (c.probe_child)
+		return calib_probe_cost_child(&cu, c.device, c.probe_child) ? 1 : 0;
 	if (c.device >= count)
 		die("--device %d: only %d GPU(s) here", c.device, count);
 	if (c.stability) {
@@ -363,6 +388,8 @@ int cmd_calibrate(int argc, char **argv)
 	last = c.device < 0 ? count - 1 : c.device;
 	if (c.output)
 		check_output(&c, &cu, first, last);
+	if (c.probe_keep && first != last)
+		usage_error(usage, "--probe-cost-keep: one GPU at a time (--device N)");
 	if (!c.no_store) {
 		if (nt_store_open_default(c.store_path, 1, &store, &err))
 			die("%s", err.msg);

@@ -17,6 +17,7 @@
 #include "map/store.h"
 #include "trace/sampling.h"
 #include "trace/trace_name.h"
+#include "util/library.h"
 #include "util/outfile.h"
 
 static const char usage[] =
@@ -53,33 +54,6 @@ static void setenv_or_die(const char *name, const char *value)
 {
 	if (value && setenv(name, value, 1))
 		die("cannot set %s: %s", name, strerror(errno));
-}
-
-/* libnucatrace.so beside this binary (build tree) or in ../lib/nucatrace. */
-static void find_library(char *buf, size_t len)
-{
-	static const char *const rel[] = { "libnucatrace.so", "../lib/nucatrace/libnucatrace.so" };
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *env = getenv("NUCATRACE_LIBRARY");
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		if (access(buf, R_OK))
-			die("NUCATRACE_LIBRARY '%s': %s", buf, strerror(errno));
-		return;
-	}
-	if (n <= 0)
-		die("cannot find this program's path: %s", strerror(errno));
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	*slash = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (snprintf(buf, len, "%s/%s", exe, rel[i]) < (int)len && !access(buf, R_OK))
-			return;
-	}
-	die("cannot find libnucatrace.so next to %s or in %s/../lib/nucatrace (set NUCATRACE_LIBRARY)",
-	    exe, exe);
 }
 
 static void on_progress(const char *stage)
@@ -244,7 +218,8 @@ int cmd_run(int argc, char **argv)
 	setenv_or_die("NUCATRACE_MODE", mode);
 	if (strcmp(mode, "off"))
 		output_dir_ready();
-	find_library(lib, sizeof(lib));
+	if (nt_library_path(lib, sizeof(lib), &err))
+		die("%s", err.msg);
 	if (calibrate && strcmp(mode, "off"))
 		calibrate_missing(store);
 	if (strcmp(mode, "off"))

@@ -195,3 +195,28 @@ extern "C" __global__ void nt_probe_spin(nt_probe_args a)
 		rec[3] = g - g0;
 	}
 }
+
+// What block tracing adds to a block (the probe-cost stage, probe.h):
+// every warp loops `iters` times on a dependent multiply-add, then its
+// lane 0 folds the warp's clock64 interval into the block's record:
+// rec[0] the earliest start (atomicMin), rec[1] the latest end kept as
+// its complement (atomicMin as well, so one 0xff clear serves both),
+// rec[2] the SM.
+extern "C" __global__ void nt_probe_cost(u64 *recs, int iters)
+{
+	u64 t0 = clk(), t1;
+	u64 *rec = recs + (size_t)blockIdx.x * NT_COST_WORDS;
+	float x = threadIdx.x * 1e-3f;
+
+	for (int i = 0; i < iters; i++)
+		x = x * 0.999f + 0.5f;
+	if (x == 12345.0f)	// never: keeps the loop
+		rec[2] = 0;
+	__syncwarp();
+	t1 = clk();
+	if ((threadIdx.x & 31) == 0) {
+		atomicMin(&rec[0], t0);
+		atomicMin(&rec[1], ~t1);
+		rec[2] = smid();
+	}
+}

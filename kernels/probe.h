@@ -27,6 +27,11 @@
 #define NT_REC_NONE (~0ULL)
 #define NT_LINE_BYTES 128
 
+/* nt_probe_cost (no ticket, no shared memory, any block size): a record
+ * of NT_COST_WORDS words per block, cleared with 0xff bytes: the body's
+ * first clock64, the complement of its last, the SM. */
+#define NT_COST_WORDS 3
+
 struct nt_probe_args {
 	unsigned long long base;	/* chain: first line; lines: footprint base */
 	unsigned long long offsets;	/* lines: device array of n_lines byte offsets */

@@ -165,6 +165,71 @@ void nt_map_report_free(struct nt_map_report *r)
 	nt_fit_free(&r->fit);
 }
 
+/* One probe-cost configuration over the SMs: median, range, spread
+ * ((max - min) / mean) and r of the per-SM costs with the chain map. */
+struct probe_row {
+	double median, min, max, spread, r;
+	int sms;
+};
+
+static void probe_row(const struct nt_map *m, int p, struct probe_row *row)
+{
+	const double *c = &m->probe_cost[(size_t)p * m->n_sm];
+	double sum = 0;
+
+	row->min = INFINITY, row->max = -INFINITY, row->sms = 0;
+	for (int s = 0; s < m->n_sm; s++)
+		if (!isnan(c[s])) {
+			row->min = fmin(row->min, c[s]), row->max = fmax(row->max, c[s]);
+			sum += c[s], row->sms++;
+		}
+	row->median = nt_median(c, m->n_sm);
+	row->spread = row->sms && sum > 0 ? (row->max - row->min) / (sum / row->sms) : NAN;
+	row->r = nt_pearson(c, m->chain, m->n_sm);
+}
+
+static void text_probe(FILE *f, const struct nt_map *m)
+{
+	double mhz = isnan(m->sm_clock_mhz) ? NAN : m->sm_clock_mhz;
+
+	for (int p = 0; p < m->n_probe; p++) {
+		const struct nt_map_probe *q = &m->probe[p];
+		struct probe_row row;
+
+		probe_row(m, p, &row);
+		fprintf(f, "  %-16s %4d threads, %4d iterations: %.0f cycles per block", p ? "" : "probe cost",
+			q->threads, q->iters, row.median);
+		if (!isnan(mhz))
+			fprintf(f, " (%.1f us)", row.median / mhz);
+		fprintf(f, ", spread %.0f%% over %d SMs, r with the map %+.2f; body %.0f untraced, %.0f "
+			"traced\n", 100 * row.spread, row.sms, row.r, q->body_native, q->body_traced);
+	}
+}
+
+static void json_probe(struct nt_json *j, const struct nt_map *m)
+{
+	nt_json_key(j, "probe_cost");
+	nt_json_begin_array(j);
+	for (int p = 0; p < m->n_probe; p++) {
+		struct probe_row row;
+
+		probe_row(m, p, &row);
+		nt_json_begin_object(j);
+		nt_json_kv_int(j, "threads", m->probe[p].threads);
+		nt_json_kv_int(j, "iters", m->probe[p].iters);
+		nt_json_kv_int(j, "blocks", m->probe[p].blocks);
+		nt_json_kv_double(j, "median", row.median);
+		nt_json_kv_double(j, "min", row.min);
+		nt_json_kv_double(j, "max", row.max);
+		nt_json_kv_double(j, "spread", row.spread);
+		nt_json_kv_double(j, "r_map", row.r);
+		nt_json_kv_double(j, "body_native", m->probe[p].body_native);
+		nt_json_kv_double(j, "body_traced", m->probe[p].body_traced);
+		nt_json_end_object(j);
+	}
+	nt_json_end_array(j);
+}
+
 static void text_split(FILE *f, const char *label, const struct nt_split2 *s)
 {
 	fprintf(f, "  %-16s %.1f cycles (%.0f%%) and %.1f cycles (%.0f%%), separation %.1f sd\n", label,
@@ -240,6 +305,7 @@ void nt_summary_text(FILE *f, const struct nt_map *m, const struct nt_map_report
 		if (st)
 			fprintf(f, "%s  %.2f s\n", isnan(st->dram_median) ? "  first touch" : "", st->wall_first);
 	}
+	text_probe(f, m);
 	if (store_path && store_id >= 0)
 		fprintf(f, "  stored as calibration %lld in %s\n", (long long)store_id, store_path);
 }
@@ -360,6 +426,8 @@ void nt_summary_json(struct nt_json *j, const struct nt_map *m, const struct nt_
 			nt_json_kv_double(j, "dram_median", st->dram_median);
 		nt_json_end_object(j);
 	}
+	if (m->n_probe)
+		json_probe(j, m);
 	if (st) {
 		nt_json_key(j, "seconds");
 		nt_json_begin_object(j);

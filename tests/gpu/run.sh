@@ -18,8 +18,9 @@ check() {	# check NAME COMMAND...
 nvidia-smi -L 2>/dev/null || true
 check "calibrate --list finds a GPU" "$NT" calibrate --list
 mkdir -p "$W/maps"
-check "calibrate (all parts, every GPU) stores and writes maps" \
-	"$NT" calibrate --json --output "$W/maps" --quiet
+check "calibrate (all parts, every GPU) stores and writes maps" sh -c "
+	'$NT' calibrate --json --output '$W/maps' --quiet 2>'$W/err' >'$W/out'; r=\$?; cat '$W/err'
+	[ \$r = 0 ] && ! grep -q 'probe cost not measured' '$W/err'"
 # The JSON checks: every SM measured, noise goal, sane ranges, full matrices.
 check "maps: coverage, noise, ranges, matrices" python3 - "$W/maps" <<'PY'
 import json, math, os, sys
@@ -43,6 +44,14 @@ for f in files:
     med = lambda v: sorted(v)[len(v) // 2]
     assert med([a for a, _ in cells]) >= med([b for _, b in cells]), "first touch faster than repeat"
     assert m["sm_clock_mhz"] > 100, "no SM clock"
+    # the probe cost: every configuration, every SM, what tracing added
+    probe = m.get("probe") or []
+    assert len(probe) == 6, f"{f}: {len(probe)} probe-cost configurations, not 6"
+    for q in probe:
+        c = q["cost"]
+        assert len(c) == n and all(v is not None and 0 < v < 1e6 for v in c), \
+            f"{f}: probe cost of {q['threads']} threads x {q['iters']} iterations: SMs missing or out of range"
+        assert q["body_native"] > 0 and q["body_traced"] > 0, f"{f}: probe bodies"
     print(f"{f}: {n} SMs, chain {min(chain):.1f}..{max(chain):.1f}, noise median {noise[n//2]:.3f}")
 PY
 check "store lists the new calibrations" sh -c "'$NT' map list | grep -q GPU-"
