@@ -219,9 +219,17 @@ static int probe_shapes(struct html_page *p)
 		fputs("<div><figure>\n", p->f);
 		if (put_heatmap(p, tr->probe_shape, tr->probe_shape_sm, title, "x average SM"))
 			return -1;
-		fprintf(p->f, "<figcaption>Per SM, the mean block time of the %d kernels of trace %d that are "
-			"mostly instrumentation, over their mean: where the instrumentation costs a block more. ",
-			tr->probe_shape_kernels, t + 1);
+		if (tr->probe_shape_calibrated)
+			fprintf(p->f, "<figcaption>Per SM, what block tracing added to the blocks of calibrate's "
+				"probe-cost kernels, over its mean (trace %d has too few kernels that are mostly "
+				"instrumentation to give its own): where the instrumentation costs a block more. ",
+				t + 1);
+		else
+			fprintf(p->f, "<figcaption>Per SM, the mean block time of the %d kernels of trace %d that "
+				"are mostly instrumentation, over their mean: where the instrumentation costs a "
+				"block more. ", tr->probe_shape_kernels, t + 1);
+		if (!isnan(tr->probe_shape_r_calib))
+			fprintf(p->f, "r with calibrate's probe cost %.2f. ", tr->probe_shape_r_calib);
 		if (m && m->n_sm == tr->probe_shape_sm)
 			fprintf(p->f, "r with the L2 map %.2f. ", nt_pearson(tr->probe_shape, m->chain, m->n_sm));
 		fprintf(p->f, "Taken off the blocks of %d kernels before their fit.</figcaption></figure></div>\n",

@@ -273,6 +273,8 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 		nt_json_kv_int(&j, "traced", t->traced);
 		nt_json_kv_bool(&j, "complete", t->complete);
 		nt_json_kv_int(&j, "probe_shape_kernels", t->probe_shape_kernels);
+		nt_json_kv_bool(&j, "probe_shape_calibrated", t->probe_shape_calibrated);
+		nt_json_kv_double(&j, "probe_shape_r_calibration", t->probe_shape_r_calib);
 		nt_json_kv_str(&j, "no_map", t->traced && !t->has_map ? t->no_map : NULL);
 		nt_json_kv_int(&j, "skipped", t->skipped);
 		nt_json_kv_str(&j, "skipped_why", t->skipped ? t->skipped_why : NULL);

@@ -134,18 +134,32 @@ static void probe(FILE *f, const struct nt_report *r)
 		fprintf(f, "unknown: no native times for its kernels (figures in traced time)\n");
 		return;
 	}
-	int corrected = 0, shape = 0;
+	int corrected = 0, shape = 0, calibrated = 0;
+	double r_cal = NAN;
 
 	fprintf(f, "native times of %d of %d kernels set the figures below in native time;\n", known,
 		known + unknown);
 	for (int i = 0; i < r->n_kernels; i++)
 		corrected += r->kernels[i].probe_corrected;
-	for (int i = 0; i < r->n_traces; i++)
+	for (int i = 0; i < r->n_traces; i++) {
 		shape += r->traces[i].probe_shape_kernels;
-	if (corrected)
+		calibrated += r->traces[i].probe_shape_calibrated;
+		if (isnan(r_cal))
+			r_cal = r->traces[i].probe_shape_r_calib;
+	}
+	if (corrected && shape)
 		fprintf(f, "                     %d kernels' block times had the instrumentation's per-SM cost\n"
 			   "                     taken off before their fit (its shape from %d kernels that are\n"
-			   "                     mostly instrumentation)\n", corrected, shape);
+			   "                     mostly instrumentation%s)\n", corrected, shape,
+			calibrated ? "; for some traces, calibrate's" : "");
+	else if (corrected)
+		fprintf(f, "                     %d kernels' block times had the instrumentation's per-SM cost\n"
+			   "                     taken off before their fit (its shape from calibrate's probe\n"
+			   "                     cost: the traces have too few kernels that are mostly\n"
+			   "                     instrumentation)\n", corrected);
+	if (!isnan(r_cal))
+		fprintf(f, "                     the traces' own probe shape against calibrate's: r = %.2f\n",
+			r_cal);
 	if (r->probe_left_out)
 		fprintf(f, "                     left out: %d launches (%.3f ms traced, %.1f%%) of kernels whose\n"
 			   "                     instrumentation took %.0f%%+ of their time: not measurable here\n",

@@ -428,6 +428,7 @@ static int read_process(struct tstate *ts, struct nt_report_trace *tr)
 	tr->start_unix_ns = meta_i64(ts, "start_unix_ns");
 	tr->end_unix_ns = meta_i64(ts, "end_unix_ns");
 	tr->complete = meta_i64(ts, "complete") == 1;
+	tr->probe_shape_r_calib = NAN;
 	return tr->cmdline && tr->exe ? 0 : nt_err_set(ts->err, "out of memory");
 }
 

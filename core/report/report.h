@@ -68,8 +68,12 @@
  * blocks (cycles in proportion) before its fit (probe_corrected), unless
  * that leaves a block no time: the probe's average cost as well as its
  * per-SM part, so its blocks come out at about their native time, and
- * the effect (% of a block) is of a native block.  The verdict's shuffle
- * test is unchanged (the correction does not use the map).
+ * the effect (% of a block) is of a native block.  A trace without such
+ * kernels takes the shape from its map's probe cost, when calibrate
+ * measured one (map.h: nt_map_probe_shape of the configurations with no
+ * body work, where the callbacks are most of a block); a trace with both
+ * reports the r between its own shape and the map's.  The verdict's
+ * shuffle test is unchanged (the correction does not use the L2 map).
  *
  * Collectives (job.h: NCCL's kernels) are not fitted: their blocks wait
  * for the other ranks, so their times say nothing of their SMs.  They are
@@ -156,6 +160,10 @@ struct nt_report_trace {
 	int probe_shape_kernels;	/* kernels its probe shape came from (0: none) */
 	double *probe_shape;		/* the first device's that has one, [probe_shape_sm]; NULL: none */
 	int probe_shape_sm, probe_shape_device;	/* ... its SMs and CUDA ordinal */
+	int probe_shape_calibrated;	/* 1: it is the map's probe cost (calibrate), the trace
+					 * having too few kernels of its own to give one */
+	double probe_shape_r_calib;	/* r of the trace's own shape with the map's; NAN: not
+					 * both there */
 	/* Its own figures, summed as the program's are (below): its credible
 	 * launches of measurable kernels, native time where known. */
 	double time_ns_credible, lost_ns, recoverable_ns;

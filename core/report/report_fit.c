@@ -334,6 +334,15 @@ static int probe_shape(struct tstate *ts, int dev, int n_sm, double *shape, doub
 	return used;
 }
 
+/* The map's probe shape of device dev into cal[n_sm] (calibrate's, map.h):
+ * 1 when it has one. */
+static int calibrated_shape(struct tstate *ts, int dev, int n_sm, double *cal)
+{
+	struct nt_map *m = nt_report_map(ts, dev);
+
+	return m && m->n_sm == n_sm && nt_map_probe_shape(m, 0, cal) > 0;
+}
+
 /* The probe shape's cost taken off the fit's blocks of every measurable
  * kernel with a probe share (report.h). */
 static int probe_correct(struct tstate *ts)
@@ -343,8 +352,8 @@ static int probe_correct(struct tstate *ts)
 	if (ts->r->flags & NT_REPORT_NO_PROBE_CORRECTION)
 		return 0;
 	for (int dev = 0; dev < MAX_DEVICES; dev++) {
-		int n_sm = nt_report_sm_count(ts, dev), n, have = 0;
-		double *shape, *mean;
+		int n_sm = nt_report_sm_count(ts, dev), n, have = 0, cal_ok;
+		double *shape, *mean, *cal;
 		int *cnt;
 
 		for (int k = 0; k < ts->n_k; k++)
@@ -353,18 +362,25 @@ static int probe_correct(struct tstate *ts)
 			continue;
 		shape = malloc((size_t)n_sm * sizeof(*shape));
 		mean = malloc((size_t)n_sm * sizeof(*mean));
+		cal = malloc((size_t)n_sm * sizeof(*cal));
 		cnt = malloc((size_t)n_sm * sizeof(*cnt));
-		if (!shape || !mean || !cnt || (n = probe_shape(ts, dev, n_sm, shape, mean, cnt)) < 0) {
-			free(shape), free(mean), free(cnt);
+		if (!shape || !mean || !cal || !cnt || (n = probe_shape(ts, dev, n_sm, shape, mean, cnt)) < 0) {
+			free(shape), free(mean), free(cal), free(cnt);
 			return nt_err_set(ts->err, "out of memory");
 		}
+		cal_ok = calibrated_shape(ts, dev, n_sm, cal);
 		tr->probe_shape_kernels += n;
-		if (n && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*shape)))) {
+		if (n && cal_ok && isnan(tr->probe_shape_r_calib))
+			tr->probe_shape_r_calib = nt_pearson(shape, cal, n_sm);
+		if (!n && cal_ok)
+			memcpy(shape, cal, (size_t)n_sm * sizeof(*shape));
+		if ((n || cal_ok) && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*shape)))) {
 			memcpy(tr->probe_shape, shape, (size_t)n_sm * sizeof(*shape));
 			tr->probe_shape_sm = n_sm;
 			tr->probe_shape_device = dev;
+			tr->probe_shape_calibrated = !n;
 		}
-		for (int k = 0; k < ts->n_k && n; k++) {
+		for (int k = 0; k < ts->n_k && (n || cal_ok); k++) {
 			struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
 			struct nt_attrib_block *b = ts->fb[k];
 			double all, p = e->probe_share;
@@ -385,7 +401,7 @@ static int probe_correct(struct tstate *ts)
 			}
 			e->probe_corrected = 1;
 		}
-		free(shape), free(mean), free(cnt);
+		free(shape), free(mean), free(cal), free(cnt);
 	}
 	return 0;
 }
