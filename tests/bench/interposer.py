@@ -11,8 +11,11 @@ it.  What is timed:
 
   train     tests/gpu/progs/torch_train.py: a PyTorch training loop
             (transformer LM + conv net, bf16, AdamW, ~1,000 launches per
-            step): the program's wall time (what the user feels) and the
-            wall time of its 30 steps; and, within each run, the share of
+            step): the program's wall time (what the user feels), split
+            into its start (process start to the script's first line),
+            set-up (to its loop: CUDA, the models) and exit (its last line
+            to the process's end: what tracing does at exit), the wall
+            time of its 30 steps; and, within each run, the share of
             its steps' time above its own median step, the first step
             (CUDA's and the libraries' set-up) left out (excess): what a
             window costs shows there, the drift between processes does
@@ -109,9 +112,9 @@ def verdict(lo, hi, goal):
 def run_once(cmd, cfg, metrics, out_dir):
     args = cmd if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir,
                                     *cfg, "--", *cmd]
-    t0 = time.perf_counter()
+    t0, u0 = time.perf_counter(), time.time()
     p = subprocess.run(args, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    wall, u1 = time.perf_counter() - t0, time.time()
     if p.returncode:
         sys.stderr.write(p.stdout + p.stderr)
         raise SystemExit(f"{' '.join(args)}: exit {p.returncode}")
@@ -121,6 +124,14 @@ def run_once(cmd, cfg, metrics, out_dir):
         if not m:
             raise SystemExit(f"{' '.join(args)}: no '{name}' in its output:\n{p.stdout}")
         got[name] = float(m.group(1))
+    # where a program's wall time goes: to its start (process start to
+    # the program's first line), its set-up (to its loop), its exit (its
+    # last line to the process's end: what tracing does at exit)
+    clock = {k: float(v) for k, v in re.findall(r"^clock_(begin|ready|end) ([0-9.]+)$", p.stdout, re.M)}
+    if len(clock) == 3:
+        got["start_s"] = clock["begin"] - u0
+        got["setup_s"] = clock["ready"] - clock["begin"]
+        got["exit_s"] = u1 - clock["end"]
     m = re.search(r"^step_times_ms (.*)$", p.stdout, re.M)
     if m:
         # the first step (CUDA's lazy module loading, cuBLAS and cuDNN
@@ -163,18 +174,22 @@ def main():
                 # still says what it measured
                 print(f"{w} repetition {rep + 1} {c}: " +
                       " ".join(f"{k}={v:.6g}" for k, v in runs[c][-1].items()), file=sys.stderr, flush=True)
-        for m in ["program_s", *metrics, *(["excess"] if "excess" in runs[configs[0]][0] else [])]:
+        extra = [m for m in ("excess", "start_s", "setup_s", "exit_s") if m in runs[configs[0]][0]]
+        for m in ["program_s", *metrics, *extra]:
             med = {c: statistics.median(r[m] for r in runs[c]) for c in configs}
-            if m == "excess":
-                # a share already: each run's minus the bare run's beside it
-                cells = "  ".join(f"{c} {100 * med[c]:.2f}%" for c in configs)
+            if m in ("excess", "start_s", "setup_s", "exit_s"):
+                # a share, or a few seconds: each run's minus the bare run's
+                # beside it (a ratio of two small times says little)
+                k, unit = (100, "points") if m == "excess" else (1, "s")
+                fmt = (lambda v: f"{v:.2f}%") if m == "excess" else (lambda v: f"{v:.3f} s")
+                cells = "  ".join(f"{c} {fmt(k * med[c])}" for c in configs)
                 print(f"{w:9s} {m:10s} {cells}")
                 paired = []
                 for c in configs:
                     if c != "bare":
-                        q = sorted(100 * (r[m] - b[m]) for r, b in zip(runs[c], runs["bare"]))
+                        q = sorted(k * (r[m] - b[m]) for r, b in zip(runs[c], runs["bare"]))
                         lo, hi, cover = median_ci(q)
-                        paired.append(f"{c} {statistics.median(q):+.2f} points [{q[0]:+.2f} to {q[-1]:+.2f}], "
+                        paired.append(f"{c} {statistics.median(q):+.2f} {unit} [{q[0]:+.2f} to {q[-1]:+.2f}], "
                                       f"{cover:.0%} interval {lo:+.2f} to {hi:+.2f}")
                 print(f"{'':9s} {'':10s} minus bare, per repetition: {'  '.join(paired)}")
                 continue
