@@ -758,7 +758,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		node_without_data(d);
 }
 
-static void on_module(const struct nt_san_module_data *d)
+static void module_loaded(const struct nt_san_module_data *d)
 {
 	int device_launches;
 
@@ -780,6 +780,14 @@ static void on_module(const struct nt_san_module_data *d)
 	}
 }
 
+static void on_module(const struct nt_san_module_data *d)
+{
+	double t0 = nt_now_s();
+
+	module_loaded(d);
+	nt_collector_module_loaded(nt_now_s() - t0);
+}
+
 static void on_module_unload(const struct nt_san_module_data *d)
 {
 	pthread_mutex_lock(&nt_san.lock);
@@ -787,9 +795,18 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
 	int saved = errno;	/* the program's, inside its CUDA call */
+	uint64_t t0 = now_ns();
 
 	(void)userdata;
 	tl.depth++;
@@ -830,6 +847,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		nt_san_unrelax(tl.mode);
 		tl.relaxed = 0;
 	}
+	nt_collector_callback_time(domain == NT_SAN_CB_DOMAIN_LAUNCH, now_ns() - t0);
 	errno = saved;
 }
 

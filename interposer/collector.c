@@ -318,6 +318,24 @@ void nt_collector_window_done(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_module_loaded(double seconds)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.modules++;
+	col.run.module_s += seconds;
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_callback_time(int launch, uint64_t ns)
+{
+	__atomic_add_fetch(&col.run.callbacks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&col.run.callback_ns, ns, __ATOMIC_RELAXED);
+	if (launch) {
+		__atomic_add_fetch(&col.run.launch_callbacks, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&col.run.launch_callback_ns, ns, __ATOMIC_RELAXED);
+	}
+}
+
 void nt_collector_switched(int patch, double seconds)
 {
 	pthread_mutex_lock(&col.lock);
@@ -702,6 +720,7 @@ void nt_collector_stop(void)
 
 	if (!col.started)
 		return;
+	col.run.exit_begin = nt_now_s();
 	wait_pending(col.cfg.exit_wait_s);
 	pthread_mutex_lock(&col.lock);
 	col.stop = 1;

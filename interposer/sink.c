@@ -41,6 +41,7 @@ struct nt_sink {
 	struct nt_trace_block *blocks;
 	size_t blocks_cap;
 	uint64_t n_traced, n_blocks, n_dropped, n_native;
+	double write_s;		/* in SQLite for traced launches: adds and commits */
 	char path[PATH_MAX];
 };
 
@@ -112,11 +113,14 @@ static void commit(struct nt_sink *s)
 {
 	struct nt_err err;
 
+	double t0 = nt_now_s();
+
 	if (!s->in_tx)
 		return;
 	s->in_tx = 0;
 	if (nt_trace_commit(s->t, &err))
 		write_error(s, err.msg);
+	s->write_s += nt_now_s() - t0;
 }
 
 /* The kernel's row, made on first sight: attributes from the module's
@@ -197,6 +201,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	struct kernel_entry *k;
 	struct nt_err err;
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+	double w0;
 
 	if (begin(s))
 		return -1;
@@ -234,10 +239,12 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	tl.blocks = n;
 	tl.t_start_ns = n ? t0 : NT_TRACE_UNKNOWN;
 	tl.t_end_ns = n ? t1 : NT_TRACE_UNKNOWN;
+	w0 = nt_now_s();
 	if (nt_trace_add_launch(s->t, &tl, &err) || nt_trace_add_blocks(s->t, tl.launch, s->blocks, n, &err)) {
 		write_error(s, err.msg);
 		return -1;
 	}
+	s->write_s += nt_now_s() - w0;
 	s->n_traced++;
 	s->n_blocks += n;
 	if (k) {
@@ -366,6 +373,13 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_seconds(s, "patch_s", run->patch_s);
 	set_u64(s, "unpatches", run->unpatches);
 	set_seconds(s, "unpatch_s", run->unpatch_s);
+	set_u64(s, "callbacks", run->callbacks);
+	set_seconds(s, "callback_s", run->callback_ns / 1e9);
+	set_u64(s, "launch_callbacks", run->launch_callbacks);
+	set_seconds(s, "launch_callback_s", run->launch_callback_ns / 1e9);
+	set_u64(s, "modules", run->modules);
+	set_seconds(s, "module_s", run->module_s);
+	set_seconds(s, "write_s", s->write_s);
 }
 
 int nt_sink_failed(const struct nt_sink *s)
@@ -391,7 +405,7 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 	if (f && (s->t || s->n_dropped)) {
 		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling, .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
-					  .native = s->n_native,
+					  .native = s->n_native, .write_s = s->write_s,
 					  .missing_maps = nt_devices_missing_maps(s->devices),
 					  .path = s->t ? s->path : NULL, .incomplete = s->write_failed };
 		size_t n = HASH_COUNT(s->kernels), i = 0;

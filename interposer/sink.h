@@ -27,6 +27,11 @@ struct nt_run_counts {
 	struct nt_sampling_stats sampling;	/* blocks mode */
 	uint64_t patches, unpatches;
 	double patch_s, unpatch_s;		/* time spent switching modules */
+	uint64_t modules;			/* blocks mode: module-load callbacks ... */
+	double module_s;			/* ... and the time in them (cubin read, patching) */
+	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */
+	uint64_t callbacks, callback_ns;	/* blocks mode: the backend's callbacks, time in them */
+	uint64_t launch_callbacks, launch_callback_ns;	/* ... of which launch begin and end */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
 };

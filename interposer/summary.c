@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
+
 #define TOP 5
 #define NAME_MAX_SHOWN 70
 
@@ -69,6 +71,16 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->sampling.windows, run->sampling.windows == 1 ? "" : "s",
 				run->sampling.in_windows, run->sampling.window_s, run->patches, run->patch_s,
 				run->unpatches, run->unpatch_s, s->native);
+		/* what tracing cost the program's own wall time, where it goes */
+		fprintf(f, "nucatrace: own time: %" PRIu64 " callbacks %.3f s (%" PRIu64 " at launches, %.3f s; "
+			   "%" PRIu64 " module loads, %.3f s); %" PRIu64 " block records written in %.3f s",
+			run->callbacks, run->callback_ns / 1e9, run->launch_callbacks, run->launch_callback_ns / 1e9,
+			run->modules, run->module_s, s->blocks, s->write_s);
+		if (s->blocks && s->write_s > 0)
+			fprintf(f, " (%.2f million a second)", s->blocks / s->write_s / 1e6);
+		if (run->exit_begin > 0)
+			fprintf(f, "; at exit %.3f s so far", nt_now_s() - run->exit_begin);
+		fputc('\n', f);
 	}
 	top_kernels(f, s);
 	if (s->missing_maps && s->missing_maps[0])

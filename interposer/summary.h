@@ -15,6 +15,7 @@ struct nt_summary {
 	const char *backend, *sampling;
 	const struct nt_run_counts *run;
 	uint64_t traced, blocks, dropped, native;
+	double write_s;			/* in SQLite for the traced launches */
 	const struct nt_sink_kernel *const *kernels;
 	size_t n_kernels;
 	const char *missing_maps;	/* "" when every GPU had one */
