@@ -326,12 +326,12 @@ void nt_collector_module_loaded(double seconds)
 	pthread_mutex_unlock(&col.lock);
 }
 
-void nt_collector_callback_time(int launch, uint64_t ns)
+void nt_collector_callback_time(int launch, uint64_t n, uint64_t ns)
 {
-	__atomic_add_fetch(&col.run.callbacks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&col.run.callbacks, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&col.run.callback_ns, ns, __ATOMIC_RELAXED);
 	if (launch) {
-		__atomic_add_fetch(&col.run.launch_callbacks, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&col.run.launch_callbacks, n, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&col.run.launch_callback_ns, ns, __ATOMIC_RELAXED);
 	}
 }

@@ -82,9 +82,9 @@ void nt_collector_switched(int patch, double seconds);
 /* A module-load callback took seconds (its cubin read, its patching):
  * counted for the exit summary's own time. */
 void nt_collector_module_loaded(double seconds);
-/* A backend callback took ns (launch: 1 for launch begin or end); no
- * lock, callable from any callback. */
-void nt_collector_callback_time(int launch, uint64_t ns);
+/* n backend callbacks took about ns, judged by one of them (launch: it
+ * was a launch begin or end); no lock, callable from any callback. */
+void nt_collector_callback_time(int launch, uint64_t n, uint64_t ns);
 
 /* A traced launch whose n records will appear in rec[] with tag.
  * release(cookie) is called (from the collector's thread) once the

@@ -30,8 +30,9 @@ struct nt_run_counts {
 	uint64_t modules;			/* blocks mode: module-load callbacks ... */
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */
-	uint64_t callbacks, callback_ns;	/* blocks mode: the backend's callbacks, time in them */
-	uint64_t launch_callbacks, launch_callback_ns;	/* ... of which launch begin and end */
+	uint64_t callbacks, callback_ns;	/* blocks mode: the backend's callbacks, time in them
+						 * (one in 61 timed; a thread's last < 61 not counted) */
+	uint64_t launch_callbacks, launch_callback_ns;	/* ... of which launch begin and end (estimated) */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
 };

@@ -72,8 +72,8 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->sampling.in_windows, run->sampling.window_s, run->patches, run->patch_s,
 				run->unpatches, run->unpatch_s, s->native);
 		/* what tracing cost the program's own wall time, where it goes */
-		fprintf(f, "nucatrace: own time: %" PRIu64 " callbacks %.3f s (%" PRIu64 " at launches, %.3f s; "
-			   "%" PRIu64 " module loads, %.3f s); %" PRIu64 " block records written in %.3f s",
+		fprintf(f, "nucatrace: own time: %" PRIu64 " callbacks %.3f s (about %" PRIu64 " at launches, "
+			   "%.3f s; %" PRIu64 " module loads, %.3f s); %" PRIu64 " block records written in %.3f s",
 			run->callbacks, run->callback_ns / 1e9, run->launch_callbacks, run->launch_callback_ns / 1e9,
 			run->modules, run->module_s, s->blocks, s->write_s);
 		if (s->blocks && s->write_s > 0)
