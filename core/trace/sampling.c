@@ -27,7 +27,18 @@ struct kernel_count {
 	char name[];		/* mangled */
 };
 
+/* The kernels last looked up, by the address of the name they were
+ * asked with: a backend hands the same string for every launch of a
+ * kernel, and hashing a mangled name (PyTorch's run to 1,600 bytes) was
+ * most of an untraced launch's cost (`make bench-host`).  A hit is taken
+ * only when the names are equal too: an address may be reused. */
+#define LOOKASIDE 64
+
 struct nt_sampling {
+	struct {
+		const char *mangled;
+		struct kernel_count *k;
+	} lookaside[LOOKASIDE];
 	int all, none;
 	int64_t first, every, max;	/* 0: not given */
 	int64_t window, skip, idle;	/* 0: not given */
@@ -237,14 +248,27 @@ static int matches(const struct nt_sampling *s, const char *mangled, const char 
 	return 0;
 }
 
+/* The kernel of that name seen before, or NULL. */
+static struct kernel_count *known(struct nt_sampling *s, const char *mangled)
+{
+	size_t slot = ((uintptr_t)mangled >> 4) % LOOKASIDE;
+	struct kernel_count *k = s->lookaside[slot].k;
+
+	if (k && s->lookaside[slot].mangled == mangled && !strcmp(k->name, mangled))
+		return k;
+	HASH_FIND_STR(s->counts, mangled, k);
+	if (k) {
+		s->lookaside[slot].mangled = mangled;
+		s->lookaside[slot].k = k;
+	}
+	return k;
+}
+
 int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled)
 {
-	struct kernel_count *k;
-
 	if (!s->n_match || s->none || !mangled)
 		return 0;
-	HASH_FIND_STR(s->counts, mangled, k);
-	return !k;
+	return !known(s, mangled);
 }
 
 /* The kernel's entry, made (and matched) at first sight: fnmatch per
@@ -255,8 +279,7 @@ static struct kernel_count *kernel(struct nt_sampling *s, const char *mangled, c
 	size_t len;
 	int oom = 0;
 
-	HASH_FIND_STR(s->counts, mangled, k);
-	if (k)
+	if ((k = known(s, mangled)))
 		return k;
 	len = strlen(mangled);
 	if (!(k = calloc(1, sizeof(*k) + len + 1)))

@@ -8,6 +8,9 @@
  *   fake_app steps N [MS]  a training-like loop: N steps of 24 launches
  *                       of five kernels in three modules (grids of 1 to
  *                       3000 blocks), on two streams; MS ms apart
+ *   fake_app steps-long N  the loop of `steps` with kernel names as long as
+ *                       PyTorch's (64 to 1,000 bytes; the training loop's
+ *                       median is 149): what a name costs a launch
  *   fake_app graph R    a graph of three kernel nodes (one function twice)
  *                       replayed R times, with plain launches of the same
  *                       function between replays
@@ -53,8 +56,29 @@ typedef void (*graph_fn)(long, long, int, const long *, const long *, const char
 
 static launch_fn launch;
 static long per_thread;
-static const char *const names[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf", "_Z5triadPfS_S_",
-				     "_Z6reduceIfEvPT_" };
+static const char *names[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf", "_Z5triadPfS_S_",
+			       "_Z6reduceIfEvPT_" };
+
+/* names[] as long as PyTorch's mangled names: each the same to the end,
+ * where its short name ends it (a name's hash and comparison read all of
+ * it). */
+static void long_names(void)
+{
+	static const size_t len[] = { 64, 149, 219, 461, 1000 };
+	static const char filler[] = "N2at6native29vectorized_elementwise_kernelILi4EN3c108BFloat16E";
+
+	for (int k = 0; k < 5; k++) {
+		size_t n = strlen(names[k]);
+		char *p = malloc(len[k] + 1);
+
+		if (!p)
+			exit(99);
+		for (size_t i = 0; i < len[k] - n; i++)
+			p[i] = filler[i % (sizeof(filler) - 1)];
+		memcpy(p + len[k] - n, names[k], n + 1);
+		names[k] = p;
+	}
+}
 
 static void *launcher(void *arg)
 {
@@ -129,6 +153,9 @@ int main(int argc, char **argv)
 		module(1, m);
 	if (argc > 1 && !strcmp(argv[1], "steps")) {
 		steps(n, argc > 3 ? atol(argv[3]) : 0);
+	} else if (argc > 1 && !strcmp(argv[1], "steps-long")) {
+		long_names();
+		steps(n, 0);
 	} else if (argc > 1 && !strcmp(argv[1], "ctx-cycle")) {
 		void (*destroy)(long) = (void (*)(long))sym(hs, "fakegpu_context_destroy");
 		void (*destroyed)(void) = (void (*)(void))dlsym(hc, "fakecuda_context_destroyed");
@@ -221,7 +248,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|ctx-cycle|capture|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -22,7 +22,9 @@ static struct nt_sampling *parse_ok(const char *policy)
 }
 
 /* Launch n kernels "a".."?" in turn, rounds times; the decisions of
- * kernel 0 as a string of 0/1, and the total traced. */
+ * kernel 0 as a string of 0/1, and the total traced.  Every name is
+ * asked with the same buffer: the lookaside by address (sampling.c)
+ * must not take one kernel for another. */
 static int run(struct nt_sampling *s, int kernels, int rounds, char *trace0, const char *const *demangled)
 {
 	int total = 0;
@@ -477,6 +479,23 @@ static void test_errors(void **state)
 	refused("none,budget=1", "'none'");
 }
 
+/* One kernel asked with two copies of its name, and two kernels with
+ * one buffer: counted by name, whatever the address. */
+static void test_name_addresses(void **state)
+{
+	struct nt_sampling *s = parse_ok("first=1");
+	char one[8] = "_Z1av", two[8] = "_Z1av";
+
+	(void)state;
+	assert_int_equal(nt_sampling_decide(s, one, NULL, 0.0) & NT_SAMPLE_TRACE, NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, two, NULL, 0.0) & NT_SAMPLE_TRACE, 0);	/* a's second */
+	assert_int_equal(nt_sampling_decide(s, one, NULL, 0.0) & NT_SAMPLE_TRACE, 0);
+	memcpy(one, "_Z1bv", 6);
+	assert_int_equal(nt_sampling_decide(s, one, NULL, 0.0) & NT_SAMPLE_TRACE, NT_SAMPLE_TRACE);	/* b's first */
+	assert_int_equal(nt_sampling_decide(s, two, NULL, 0.0) & NT_SAMPLE_TRACE, 0);
+	nt_sampling_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_exhausted),
 		cmocka_unit_test(test_from_start),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_name_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
