@@ -149,7 +149,6 @@ int nt_store_migrate(struct nt_store *s, struct nt_err *err)
 		if (nt_store_exec(s, sql, err))
 			return -1;
 	}
-	s->schema = NT_STORE_SCHEMA;
 	return 0;
 }
 
@@ -165,26 +164,9 @@ static int upgrade(struct nt_store *s, struct nt_err *err)
 		ret = nt_store_exec(s, "COMMIT", err);
 	if (ret)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	else
+		s->schema = NT_STORE_SCHEMA;
 	return ret;
-}
-
-/* Whether this process may write the store: the file, and the folder
- * SQLite puts its journal in. */
-static int may_write(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	int ok;
-
-	if (!dir)
-		return 0;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';	/* "/maps.db": the root */
-	else if (slash)
-		*slash = '\0';
-	ok = !access(path, W_OK) && !access(slash ? dir : ".", W_OK);
-	free(dir);
-	return ok;
 }
 
 int nt_store_exec(struct nt_store *s, const char *sql, struct nt_err *err)
@@ -233,11 +215,12 @@ int nt_store_open(const char *path, int create, struct nt_store **out, struct nt
 	sqlite3_busy_timeout(s->db, NT_STORE_BUSY_MS);
 	if (nt_store_exec(s, "PRAGMA foreign_keys = ON", err))
 		goto out;
-	/* An up-to-date store needs no write lock: it may be read-only.  An
-	 * older one is upgraded by a command that writes, where it can; the
-	 * others read it as it is (and nt_store_add upgrades it first). */
+	/* A store of an older schema is read as it is, and upgraded only
+	 * when a map that needs the newer tables is added (nt_store_add):
+	 * an older nucatrace sharing it (a job's preloaded library) refuses
+	 * a newer schema, so it is not raised for nothing. */
 	s->schema = version;
-	if ((!version || (version < NT_STORE_SCHEMA && create && may_write(path))) && upgrade(s, err))
+	if (!version && upgrade(s, err))
 		goto out;
 	*out = s;
 	ret = 0;

@@ -15,11 +15,11 @@
  * that is not SQLite, belongs to another application, or has a newer
  * schema fails with a message naming it, and leaves it untouched: it is
  * looked at read-only before it is opened for writing.  A store of an
- * older schema is upgraded in one transaction (the tables added since
- * created, user_version set) by nt_store_open(create = 1) where this
- * process may write the file and its folder, else by the first
- * nt_store_add; until then it is read as it is (version 1: no map has a
- * probe part), and a reader (create = 0) never writes to it.
+ * older schema is read as it is (version 1: no map has a probe part)
+ * and upgraded (the tables added since created, user_version set) only
+ * by the first nt_store_add of a map that needs them, in that add's
+ * transaction: an older nucatrace sharing the store (a job's preloaded
+ * library) refuses a newer schema, so it is not raised for nothing.
  *
  * Schema (version 2; store_tables.def has the statements, each with the
  * version that added it; version 1 lacked probe and probe_value).  NAN

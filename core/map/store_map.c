@@ -186,7 +186,7 @@ out:
 static int add(struct nt_store *s, const struct nt_map *m, int only_new, int64_t *id, struct nt_err *err)
 {
 	int64_t new_id;
-	int ret = -1;
+	int ret = -1, migrate;
 
 	if (nt_map_check(m, s->path, err))
 		return -1;
@@ -194,8 +194,9 @@ static int add(struct nt_store *s, const struct nt_map *m, int only_new, int64_t
 	 * adding the same map cannot both find it missing */
 	if (nt_store_exec(s, "BEGIN IMMEDIATE", err))
 		return -1;
-	/* a store of an older schema that a reader (create = 0) opened */
-	if (s->schema < NT_STORE_SCHEMA && nt_store_migrate(s, err))
+	/* a store of an older schema: the newer tables, when m needs them */
+	migrate = s->schema < NT_STORE_SCHEMA && m->n_probe > 0;
+	if (migrate && nt_store_migrate(s, err))
 		goto out;
 	if (only_new && (ret = nt_store_find_same(s, m, &new_id, err)))
 		goto out;
@@ -203,6 +204,8 @@ static int add(struct nt_store *s, const struct nt_map *m, int only_new, int64_t
 		ret = -1;
 		goto out;
 	}
+	if (migrate)	/* only once committed: a rollback undoes it */
+		s->schema = NT_STORE_SCHEMA;
 	ret = 0;
 out:
 	if (ret >= 0 && id)

@@ -663,7 +663,7 @@ static void test_schema1_upgraded(void **state)
 {
 	char *path = path_in(state, "v1.db"), *path2 = path_in(state, "v1-reader.db");
 	const char *tables = "SELECT count(*) FROM sqlite_schema WHERE name IN ('probe', 'probe_value')";
-	struct nt_map *m = sample_map(2, 0, 0, 4), *back = NULL;
+	struct nt_map *m = sample_map(2, 0, 0, 4), *plain = sample_map(2, 0, 0, 5), *back = NULL;
 	struct nt_store *s;
 	struct nt_err err = { "" };
 	int64_t id;
@@ -672,15 +672,28 @@ static void test_schema1_upgraded(void **state)
 
 	sample_probe(m, 3);
 	sql(path, schema1_store);
+	/* opened to write, it stays version 1 (an older nucatrace sharing it
+	 * can still read it) while the maps added need no newer table */
 	s = open_ok(path, 1);
-	assert_int_equal(sql_int(path, "PRAGMA user_version"), NT_STORE_SCHEMA);
-	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
-	assert_int_equal(sql_int(path, tables), 2);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(path, tables), 0);
 	check_schema1_map(s);
+	if (nt_store_add(s, plain, &id, &err) || nt_store_get(s, id, &back, &err))
+		fail_msg("%s", err.msg);
+	assert_maps_equal(plain, back);
+	nt_map_free(back);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+	/* the same map again, refused as already there: the rollback leaves
+	 * it at version 1, and the next add that needs the tables makes them */
+	assert_int_equal(nt_store_add_new(s, plain, &id, &err), 1);
 	if (nt_store_add(s, m, &id, &err) || nt_store_get(s, id, &back, &err))
 		fail_msg("%s", err.msg);
 	assert_maps_equal(m, back);
 	nt_map_free(back);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), NT_STORE_SCHEMA);
+	assert_int_equal(sql_int(path, "PRAGMA application_id"), NT_STORE_APP_ID);
+	assert_int_equal(sql_int(path, tables), 2);
+	check_schema1_map(s);
 	nt_store_close(s);
 
 	sql(path2, schema1_store);
@@ -716,6 +729,7 @@ static void test_schema1_upgraded(void **state)
 	assert_int_equal(sql_int(path2, "SELECT count(*) FROM calib"), 1 + 20);
 	assert_int_equal(sql_int(path2, "SELECT count(*) FROM probe_value"), 20 * 3 * 2);
 	nt_map_free(m);
+	nt_map_free(plain);
 	free(path);
 	free(path2);
 }
