@@ -3,18 +3,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/probecost.h"
 #include "gpu/probecost.h"
 #include "trace/trace.h"
 #include "usage.h"
+#include "util/clock.h"
 #include "util/library.h"
 
 #define BODIES "bodies.bin"
@@ -40,9 +43,10 @@ int calib_probe_cost_child(struct nt_cuda *cu, int d, const char *path)
 	struct nt_probe_body *bodies[NT_MAP_MAX_PROBES] = { 0 };
 	struct nt_err err;
 	int n_sm, n, fd, ok = 1;
+	CUdevice dev;
 	FILE *f;
 
-	if (cu->cuDeviceGetAttribute(&n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d))
+	if (cu->cuDeviceGet(&dev, d) || cu->cuDeviceGetAttribute(&n_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))
 		return error("device %d: cannot read its SM count", d);
 	n = nt_probe_cost_configs(cfg, n_sm);
 	if (nt_probe_cost_run(cu, d, cfg, n, bodies, &err))
@@ -100,13 +104,84 @@ static void child_said(const char *dir)
 		fprintf(stderr, "nucatrace: the traced run said:\n%s%s", buf, buf[got - 1] == '\n' ? "" : "\n");
 }
 
-/* This program again under libnucatrace.so, every launch traced. */
+/* How long the traced run may take: its GPU work is milliseconds, its
+ * start and exit a few seconds. */
+#define CHILD_LIMIT_S 120
+
+/* What the traced run must not inherit: ours (set[] below), and the
+ * interposer's settings that change what it records (a small
+ * NUCATRACE_BUFFER_BLOCKS would drop blocks). */
+static const char *const not_inherited[] = {
+	"LD_PRELOAD=", "CUDA_INJECTION64_PATH=", "NUCATRACE_MODE=", "NUCATRACE_SAMPLE=",
+	"NUCATRACE_OUTPUT_DIR=", "NUCATRACE_OUTPUT_PATTERN=", "NUCATRACE_STORE=", "NUCATRACE_BUFFER_BLOCKS=",
+	"NUCATRACE_BUFFER_MAX=", "NUCATRACE_WAIT=", "NUCATRACE_EXIT_WAIT=", "NUCATRACE_GRAPH_TABLES=",
+	"NUCATRACE_QUIET=",
+};
+
+/* The traced run's environment: this one's less not_inherited[], plus
+ * set[].  A new NULL-ended array (of strings of environ and set), or
+ * NULL. */
+static char **child_env(char *const *set, int n_set)
+{
+	extern char **environ;
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + (size_t)n_set + 1, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int keep = 1;
+
+		for (size_t j = 0; j < sizeof(not_inherited) / sizeof(not_inherited[0]) && keep; j++)
+			keep = strncmp(environ[i], not_inherited[j], strlen(not_inherited[j]));
+		if (keep)
+			env[k++] = environ[i];
+	}
+	for (int i = 0; i < n_set; i++)
+		env[k++] = set[i];
+	return env;
+}
+
+/* Wait for the traced run, at most CHILD_LIMIT_S: then it is killed.
+ * Its exit status, or -1 after a warning. */
+static int reap(pid_t pid)
+{
+	double end = nt_now_s() + CHILD_LIMIT_S;
+	int status, killed = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) {
+		if (!killed && nt_now_s() > end) {
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	}
+	if (r < 0) {
+		warning("probe cost not measured: waiting for the traced run: %s", strerror(errno));
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	if (killed) {
+		warning("probe cost not measured: the traced run took more than %d s and was killed",
+			CHILD_LIMIT_S);
+		return -1;
+	}
+	return status;
+}
+
+/* This program again under libnucatrace.so, every launch traced; its
+ * stdout and stderr to dir/STDERR. */
 static int traced_run(const char *lib, const char *dir, int d)
 {
-	char exe[PATH_MAX], bodies[PATH_MAX], out[PATH_MAX], store[PATH_MAX], dev[16], *pre = NULL;
+	char exe[PATH_MAX], bodies[PATH_MAX], out[PATH_MAX], dev[16];
+	char *set[6] = { NULL }, **env = NULL;
+	char *argv[] = { "nucatrace", "calibrate", "--probe-cost-child", bodies, "--device", dev, NULL };
 	const char *old = getenv("LD_PRELOAD");
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int status;
+	int status = -1, fd = -1, ok;
 	pid_t pid;
 
 	if (len <= 0) {
@@ -116,36 +191,41 @@ static int traced_run(const char *lib, const char *dir, int d)
 	exe[len] = '\0';
 	in_dir(bodies, dir, BODIES);
 	in_dir(out, dir, STDERR);
-	in_dir(store, dir, "no-store.db");
 	snprintf(dev, sizeof(dev), "%d", d);
-	if (asprintf(&pre, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib) < 0) {
+	/* everything made here: after fork() the child only opens and execs */
+	ok = asprintf(&set[0], "LD_PRELOAD=%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib) > 0 &&
+	     asprintf(&set[1], "NUCATRACE_MODE=blocks") > 0 && asprintf(&set[2], "NUCATRACE_SAMPLE=all") > 0 &&
+	     asprintf(&set[3], "NUCATRACE_OUTPUT_DIR=%s", dir) > 0 &&
+	     asprintf(&set[4], "NUCATRACE_OUTPUT_PATTERN=%s", TRACE) > 0 &&
+	     asprintf(&set[5], "NUCATRACE_STORE=%s/no-store.db", dir) > 0 && (env = child_env(set, 6));
+	if (!ok) {
 		warning("probe cost not measured: out of memory");
-		return -1;
+		goto out;
+	}
+	if ((fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+		warning("probe cost not measured: cannot create '%s': %s", out, strerror(errno));
+		goto out;
 	}
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
-		free(pre);
 		warning("probe cost not measured: fork: %s", strerror(errno));
-		return -1;
+		goto out;
 	}
 	if (!pid) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-		if (fd < 0 || dup2(fd, 2) < 0 || setenv("LD_PRELOAD", pre, 1) ||
-		    setenv("NUCATRACE_MODE", "blocks", 1) || setenv("NUCATRACE_SAMPLE", "all", 1) ||
-		    setenv("NUCATRACE_OUTPUT_DIR", dir, 1) || setenv("NUCATRACE_OUTPUT_PATTERN", TRACE, 1) ||
-		    setenv("NUCATRACE_STORE", store, 1))
+		if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
-		unsetenv("NUCATRACE_QUIET");
-		execl(exe, "nucatrace", "calibrate", "--probe-cost-child", bodies, "--device", dev, (char *)NULL);
+		execve(exe, argv, env);
 		_exit(127);
 	}
-	free(pre);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			warning("probe cost not measured: waitpid: %s", strerror(errno));
-			return -1;
-		}
+	status = reap(pid);
+out:
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 6; i++)
+		free(set[i]);
+	free(env);
+	if (status == -1)
+		return -1;
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
 	if (WIFEXITED(status))
@@ -181,7 +261,8 @@ static int join(const char *dir, const struct nt_map_probe *cfg, int n, struct n
 /* The temporary folder and what the stage put there. */
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = { BODIES, TRACE, TRACE "-wal", TRACE "-shm", STDERR };
+	static const char *const files[] = { BODIES, TRACE, TRACE "-wal", TRACE "-shm", TRACE "-journal",
+					     STDERR };
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

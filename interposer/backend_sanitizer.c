@@ -112,8 +112,9 @@ static _Thread_local struct {
 	CUstreamCaptureMode mode;	/* ... what it was */
 	int depth;		/* callbacks of this thread under way (one may
 				 * come inside a call of ours) */
-	unsigned callbacks;	/* this thread's, for the timed one in TIME_EVERY */
+	unsigned callbacks;	/* this thread's outermost ones, for the timed one in TIME_EVERY */
 	unsigned counted;	/* ... those the timed ones stood for so far */
+	uint64_t slow_ns;	/* waiting or switching in the current callback (nt_san_slow) */
 } tl;
 
 /* Before a call of ours that stream capture deems potentially unsafe
@@ -784,10 +785,13 @@ static void module_loaded(const struct nt_san_module_data *d)
 
 static void on_module(const struct nt_san_module_data *d)
 {
-	double t0 = nt_now_s();
+	uint64_t slow0 = tl.slow_ns;
+	double t0 = nt_now_s(), dt;
 
 	module_loaded(d);
-	nt_collector_module_loaded(nt_now_s() - t0);
+	dt = nt_now_s() - t0;
+	nt_collector_module_loaded(dt);
+	tl.slow_ns = slow0 + (uint64_t)(dt * 1e9);	/* a patch in it, once */
 }
 
 static void on_module_unload(const struct nt_san_module_data *d)
@@ -805,18 +809,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Callbacks timed for the summary's own time: one in TIME_EVERY per
- * thread stands for those since the last (reading the clock twice in
- * every callback cost more than the rest of an untraced launch's
- * callback on the build machine's virtual clock).  Prime: a launch is a
- * fixed cycle of 4 callbacks, and 64 timed the same one every time. */
+/* Callbacks timed for the summary's own time: the first outermost one
+ * after TIME_EVERY stands for those since the last timed one (reading
+ * the clock twice in every callback cost more than the rest of an
+ * untraced launch's callback on the build machine's virtual clock).
+ * Prime: a launch is a fixed cycle of 4 callbacks, and 64 timed the same
+ * kind every time.  What a callback spent waiting or switching
+ * (nt_san_slow) is left out of the scaled time and counted exactly. */
 #define TIME_EVERY 61
+
+void nt_san_slow(double seconds)
+{
+	tl.slow_ns += (uint64_t)(seconds * 1e9);
+}
 
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
 	int saved = errno;	/* the program's, inside its CUDA call */
-	int timed = !(++tl.callbacks % TIME_EVERY);
-	uint64_t t0 = timed ? now_ns() : 0;
+	int outer = !tl.depth, timed = outer && ++tl.callbacks - tl.counted >= TIME_EVERY;
+	uint64_t t0 = timed ? now_ns() : 0, slow0 = tl.slow_ns;
 
 	(void)userdata;
 	tl.depth++;
@@ -857,12 +868,17 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		nt_san_unrelax(tl.mode);
 		tl.relaxed = 0;
 	}
+	if (outer && tl.slow_ns != slow0)
+		nt_collector_callback_time(0, 0, tl.slow_ns - slow0);
 	if (timed) {
 		unsigned n = tl.callbacks - tl.counted;
+		uint64_t dt = now_ns() - t0, slow = tl.slow_ns - slow0;
 
 		tl.counted = tl.callbacks;
-		nt_collector_callback_time(domain == NT_SAN_CB_DOMAIN_LAUNCH, n, n * (now_ns() - t0));
+		nt_collector_callback_time(domain == NT_SAN_CB_DOMAIN_LAUNCH, n, n * (dt > slow ? dt - slow : 0));
 	}
+	if (outer)
+		tl.slow_ns = slow0 = 0;
 	errno = saved;
 }
 

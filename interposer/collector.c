@@ -216,6 +216,10 @@ static void start_thread(void)
 	col.thread_running = 1;
 }
 
+/* The backend's callbacks and their time, added to by any thread without
+ * a lock (run_now reads them into the run's counts). */
+static uint64_t cb_n, cb_ns, launch_cb_n, launch_cb_ns;
+
 /* A child after fork() has no collector thread and must not touch the
  * parent's trace file or GPU buffers: it forgets them (they belong to
  * the parent) and starts afresh, with its own trace file if it traces. */
@@ -229,7 +233,9 @@ static void after_fork_child(void)
 	col.tail = &col.head;
 	col.npending = 0;
 	col.kheap = NULL;
-	col.nkheap = col.run.kernels_lost = col.run.drops_lost = 0;
+	col.nkheap = 0;
+	memset(&col.run, 0, sizeof(col.run));	/* the parent's counts and times */
+	cb_n = cb_ns = launch_cb_n = launch_cb_ns = 0;
 	col.natives = NULL;
 	col.abandon = 0;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
@@ -328,11 +334,11 @@ void nt_collector_module_loaded(double seconds)
 
 void nt_collector_callback_time(int launch, uint64_t n, uint64_t ns)
 {
-	__atomic_add_fetch(&col.run.callbacks, n, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&col.run.callback_ns, ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&cb_n, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&cb_ns, ns, __ATOMIC_RELAXED);
 	if (launch) {
-		__atomic_add_fetch(&col.run.launch_callbacks, n, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&col.run.launch_callback_ns, ns, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&launch_cb_n, n, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&launch_cb_ns, ns, __ATOMIC_RELAXED);
 	}
 }
 
@@ -711,8 +717,22 @@ void nt_collector_flush_context(uint64_t context)
 	}
 }
 
+/* col.run as it is now, with the callbacks' counters. */
+static const struct nt_run_counts *run_now(struct nt_run_counts *run)
+{
+	pthread_mutex_lock(&col.lock);
+	*run = col.run;
+	pthread_mutex_unlock(&col.lock);
+	run->callbacks = __atomic_load_n(&cb_n, __ATOMIC_RELAXED);
+	run->callback_ns = __atomic_load_n(&cb_ns, __ATOMIC_RELAXED);
+	run->launch_callbacks = __atomic_load_n(&launch_cb_n, __ATOMIC_RELAXED);
+	run->launch_callback_ns = __atomic_load_n(&launch_cb_ns, __ATOMIC_RELAXED);
+	return run;
+}
+
 void nt_collector_stop(void)
 {
+	struct nt_run_counts run;
 	struct nt_sampling *sampling;
 	struct pending *p, *next;
 	struct nt_stderr_guard guard;
@@ -762,7 +782,7 @@ void nt_collector_stop(void)
 		next = p->next;
 		finish(p, "incomplete at exit");
 	}
-	failed = nt_sink_close(col.sink, &col.run, col.cfg.quiet ? NULL : stderr);
+	failed = nt_sink_close(col.sink, run_now(&run), col.cfg.quiet ? NULL : stderr);
 	col.sink = NULL;
 	pthread_mutex_unlock(&drain_lock);
 	nt_stderr_guard_end(&guard, failed);

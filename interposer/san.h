@@ -155,4 +155,10 @@ void nt_san_native_forget(CUcontext ctx);
 /* A child after fork(). */
 void nt_san_native_reset(void);
 
+/* ns spent in this thread's current callback waiting or switching (a
+ * module load, a patch or unpatch, a wait for record buffers): counted
+ * exactly in the summary's own time, not scaled with the sampled
+ * ordinary callbacks (backend_sanitizer.c). */
+void nt_san_slow(double seconds);
+
 #endif

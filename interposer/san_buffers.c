@@ -161,8 +161,9 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, int may_wait, const char **why)
 {
-	double deadline = nt_now_s() + nt_san.cfg.wait_s, left;
+	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
+	int waited = 0;
 	enum nt_recpool_status st;
 	struct nt_launch_desc desc;
 
@@ -180,13 +181,17 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		}
 		if (left <= 0) {
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
+			nt_san_slow(nt_now_s() - t0);
 			free(h);
 			return NULL;
 		}
 		/* runs come back as the collector writes finished launches */
 		if (nt_collector_wait_release(left < 0.2 ? left : 0.2))
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		waited = 1;
 	}
+	if (waited)
+		nt_san_slow(nt_now_s() - t0);
 	if (st == NT_RECPOOL_TOO_BIG) {
 		*why = "grid larger than all record buffers together (NUCATRACE_BUFFER_MAX)";
 	} else if (st != NT_RECPOOL_OK) {

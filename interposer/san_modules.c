@@ -269,6 +269,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 	pthread_mutex_unlock(&nt_san.lock);
 	pthread_mutex_unlock(&patching);
 	nt_collector_switched(1, nt_now_s() - t0);
+	nt_san_slow(nt_now_s() - t0);
 	if (r) {
 		nt_warn("cannot instrument a CUDA module (%s); its kernels are not traced", nt_san_error(r));
 		*why = "module cannot be instrumented";
@@ -314,5 +315,7 @@ int nt_san_unpatch_all(void)
 	}
 	pthread_mutex_unlock(&patching);
 	free(mods);
+	if (n)
+		nt_san_slow(nt_now_s() - t0);
 	return 0;
 }
