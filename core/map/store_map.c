@@ -343,11 +343,12 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 		}
 		sqlite3_bind_int64(st, 1, id);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			/* types before values: reading one may convert it */
+			int t0 = sqlite3_column_type(st, 0), t1 = sqlite3_column_type(st, 1);
 			int sm = sqlite3_column_int(st, 0), line = sqlite3_column_int(st, 1);
 			size_t c = (size_t)sm * m->n_line + line;
 
-			if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || sm < 0 || sm >= m->n_sm ||
-			    sqlite3_column_type(st, 1) != SQLITE_INTEGER || line < 0 ||
+			if (t0 != SQLITE_INTEGER || sm < 0 || sm >= m->n_sm || t1 != SQLITE_INTEGER || line < 0 ||
 			    line >= (q ? m->n_line : 1)) {
 				damaged(s, id, "index out of range", err);
 				goto out;
@@ -421,9 +422,10 @@ static int probe_counts(struct nt_store *s, int64_t id, sqlite3_stmt *st, int fi
 	char why[128];
 
 	for (int k = 0; k < 3; k++) {
+		int type = sqlite3_column_type(st, first + k);	/* before the value: it may convert it */
 		int64_t v = sqlite3_column_int64(st, first + k);
 
-		if (sqlite3_column_type(st, first + k) != SQLITE_INTEGER || v < INT_MIN || v > INT_MAX) {
+		if (type != SQLITE_INTEGER || v < INT_MIN || v > INT_MAX) {
 			snprintf(why, sizeof(why), "%s of probe %d is not a 32-bit integer",
 				 sqlite3_column_name(st, first + k), p);
 			return damaged(s, id, why, err);
@@ -475,10 +477,10 @@ static int read_probe(struct nt_store *s, int64_t id, struct nt_map *m, unsigned
 		}
 		sqlite3_bind_int64(st, 1, id);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int t0 = sqlite3_column_type(st, 0), t1 = sqlite3_column_type(st, 1);	/* types first */
 			int p = sqlite3_column_int(st, 0), sm = sqlite3_column_int(st, 1);
 
-			if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || p < 0 || p >= n ||
-			    sqlite3_column_type(st, 1) != SQLITE_INTEGER || sm < 0 ||
+			if (t0 != SQLITE_INTEGER || p < 0 || p >= n || t1 != SQLITE_INTEGER || sm < 0 ||
 			    sm >= (q ? m->n_sm : 1)) {
 				damaged(s, id, "index out of range", err);
 				goto out;
