@@ -298,6 +298,21 @@ out:
 	return ret;
 }
 
+/* After a table's rows of calibration id: the walk ended well (rc) and
+ * found the rows it should.  0, or -1 with err set. */
+static int rows_read(struct nt_store *s, int64_t id, int rc, const char *table, size_t rows, size_t want,
+		     struct nt_err *err)
+{
+	char why[128];
+
+	if (rc != SQLITE_DONE)
+		return nt_store_db_error(s, err, "cannot read map");
+	if (rows == want)
+		return 0;
+	snprintf(why, sizeof(why), "%s has %zu of %zu rows", table, rows, want);
+	return damaged(s, id, why, err);
+}
+
 /* Whether a latency in columns first..last of a row is not a number or
  * outside map.h's limits; then why says which, of where ("sm 2").
  * Before the row's values are read: reading converts them. */
@@ -377,15 +392,8 @@ static int read_arrays(struct nt_store *s, int64_t id, struct nt_map *m, struct 
 					m->ft_repeat[c] = column_real(st, 4);
 			}
 		}
-		if (rc != SQLITE_DONE) {
-			nt_store_db_error(s, err, "cannot read map");
+		if (rows_read(s, id, rc, tables[q], rows, want[q], err))
 			goto out;
-		}
-		if (rows != want[q]) {
-			snprintf(why, sizeof(why), "%s has %zu of %zu rows", tables[q], rows, want[q]);
-			damaged(s, id, why, err);
-			goto out;
-		}
 		sqlite3_finalize(st);
 		st = NULL;
 	}
@@ -503,15 +511,8 @@ static int read_probe(struct nt_store *s, int64_t id, struct nt_map *m, unsigned
 			if (probe_counts(s, id, st, 4, p, &m->probe[p], err))
 				goto out;
 		}
-		if (rc != SQLITE_DONE) {
-			nt_store_db_error(s, err, "cannot read map");
+		if (rows_read(s, id, rc, tables[q], rows, want, err))
 			goto out;
-		}
-		if (rows != want) {
-			snprintf(why, sizeof(why), "%s has %zu of %zu rows", tables[q], rows, want);
-			damaged(s, id, why, err);
-			goto out;
-		}
 		sqlite3_finalize(st);
 		st = NULL;
 	}
