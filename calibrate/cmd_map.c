@@ -94,10 +94,11 @@ static int print_entry(const struct nt_store_entry *e, void *arg)
 
 	(void)arg;
 	utc_time(e->created_at, when, sizeof(when));
-	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s\n", (long long)e->id, when,
+	printf("%5lld  %-19s  %-40s  %-12s  %3d SMs  %s%s%s%s%s\n", (long long)e->id, when,
 	       nt_text_safe(uuid, sizeof(uuid), e->uuid, 0), nt_text_safe(name, sizeof(name), e->name, 0),
 	       e->sm_count, "chain", e->parts & NT_MAP_NOISE ? ",noise" : "",
-	       e->parts & NT_MAP_LINES ? ",lines" : "", e->parts & NT_MAP_FIRST_TOUCH ? ",first-touch" : "");
+	       e->parts & NT_MAP_LINES ? ",lines" : "", e->parts & NT_MAP_FIRST_TOUCH ? ",first-touch" : "",
+	       e->parts & NT_MAP_PROBE ? ",probe-cost" : "");
 	return 0;
 }
 
