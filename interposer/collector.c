@@ -279,6 +279,8 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 		if (nt_sampling_needs_demangled(col.sampling, l->kernel))
 			dm = nt_demangle(l->kernel);
 		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
+		if (flags & NT_SAMPLE_TRACE)
+			nt_sampling_blocks(col.sampling, (int64_t)l->grid[0] * l->grid[1] * l->grid[2]);
 		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
 		if (nt_sampling_exhausted(col.sampling))
 			__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);

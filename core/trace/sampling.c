@@ -42,6 +42,7 @@ struct nt_sampling {
 	int all, none;
 	int64_t first, every, max;	/* 0: not given */
 	int64_t window, skip, idle;	/* 0: not given */
+	int64_t blocks;			/* 0: not given */
 	double budget;			/* percent; 0: not given */
 	char **match;
 	int n_match;
@@ -54,6 +55,7 @@ struct nt_sampling {
 	/* the window */
 	int open;
 	int64_t in_window, since_traced;
+	int64_t window_blocks;		/* blocks of the window's traced launches (nt_sampling_blocks) */
 	int64_t quota_kernels;		/* traced in the window, first= not done */
 	int64_t retry_kernels;		/* awaited in the window: a pick to retry */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
@@ -122,6 +124,8 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 		return parse_count("skip", val, &s->skip, err);
 	if (!strcmp(term, "idle"))
 		return parse_count("idle", val, &s->idle, err);
+	if (!strcmp(term, "blocks"))
+		return parse_count("blocks", val, &s->blocks, err);
 	if (!strcmp(term, "budget"))
 		return parse_percent("budget", val, &s->budget, err);
 	if (!strcmp(term, "match")) {
@@ -138,7 +142,7 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 	val[-1] = '=';
 unknown:
 	return nt_err_set(err, "sampling policy: unknown term '%s' (known: all, none, first=N, every=K, "
-			  "match=GLOB, max=N, window=N, skip=N, idle=N, budget=P)", term);
+			  "match=GLOB, max=N, window=N, skip=N, idle=N, blocks=N, budget=P)", term);
 }
 
 /* Trim spaces around a term in place. */
@@ -181,6 +185,8 @@ static int canonical(struct nt_sampling *s, struct nt_err *err)
 		at += sprintf(s->canon + at, "%sskip=%lld", at ? "," : "", (long long)s->skip);
 	if (s->idle)
 		at += sprintf(s->canon + at, "%sidle=%lld", at ? "," : "", (long long)s->idle);
+	if (s->blocks)
+		at += sprintf(s->canon + at, "%sblocks=%lld", at ? "," : "", (long long)s->blocks);
 	if (s->budget)
 		sprintf(s->canon + at, "%sbudget=%g", at ? "," : "", s->budget);
 	return 0;
@@ -373,7 +379,8 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		k->awaited = 0;	/* its retry's window closed first: that pick is gone */
 	selectable = k->match && (!s->max || s->traced < s->max);
 	pick = selectable && picks(s, k);
-	close = s->open && ((s->window && s->in_window >= s->window) || window_done(s, pick));
+	close = s->open && ((s->window && s->in_window >= s->window) ||
+			    (s->blocks && s->window_blocks >= s->blocks) || window_done(s, pick));
 	if ((!s->open || close) && pick && s->launches > s->skip &&
 	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
 	    (!s->window || s->budget || !s->windows)) {
@@ -385,6 +392,7 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		}
 		close = 0;
 		s->in_window = 0;
+		s->window_blocks = 0;
 		s->since_traced = 0;
 		s->quota_kernels = 0;
 		s->retry_kernels = 0;
@@ -417,6 +425,12 @@ out:
 	s->spent += now - s->opened_at;
 	s->closed_at = now;
 	return NT_SAMPLE_CLOSE;
+}
+
+void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks)
+{
+	if (s->open && blocks > 0)
+		s->window_blocks += blocks;
 }
 
 void nt_sampling_retry(struct nt_sampling *s, const char *mangled)

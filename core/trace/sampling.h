@@ -35,6 +35,10 @@
  *   idle=N     a window also closes after N launches in a row with none
  *              traced (default NT_SAMPLING_IDLE), and at once when max= is
  *              reached
+ *   blocks=N   a window also closes once its traced launches hold N
+ *              blocks or more (what a window costs grows with its blocks:
+ *              instrumented, then written into the trace at about a
+ *              million a second); a window holds at least one launch
  *   budget=P   a window opens only while the time spent in windows
  *              (opening to the end of the unpatching) is at most P percent
  *              of the time since the first launch; P a decimal in (0, 100]
@@ -125,6 +129,10 @@ int nt_sampling_from_start(const struct nt_sampling *s);
  * whose window closes first is gone).  Once per kernel and window; the
  * launch then counts as not traced (max=). */
 void nt_sampling_retry(struct nt_sampling *s, const char *mangled);
+
+/* A launch decide() chose to trace has this many blocks (its grid): they
+ * count towards blocks= of the open window. */
+void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks);
 /* 1 while a window is open. */
 int nt_sampling_open(const struct nt_sampling *s);
 /* 1 when no launch can be traced any more (none, or max= reached). */

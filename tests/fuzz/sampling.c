@@ -32,6 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			d = nt_sampling_decide(s, k, i % 3 ? "gemm(float*, float*, float*, int)" : NULL, i * 1e-3);
 		else
 			d = nt_sampling_decide(s, k, NULL, i * 1e-3);
+		if (d & NT_SAMPLE_TRACE)	/* its grid, for blocks= */
+			nt_sampling_blocks(s, 1 + i % 5 * 300);
 		if (d & NT_SAMPLE_CLOSE)	/* the modules unpatched: budget= counts it */
 			nt_sampling_window_done(s, i * 1e-3 + 5e-4);
 	}

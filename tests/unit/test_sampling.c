@@ -496,6 +496,30 @@ static void test_name_addresses(void **state)
 	nt_sampling_free(s);
 }
 
+/* blocks=: the window closes once its traced launches hold that many
+ * blocks (budget= then says when the next opens: 1% of the time), and
+ * the next one starts afresh, with at least one launch. */
+static void test_blocks_cap(void **state)
+{
+	struct nt_sampling *s = parse_ok("all,window=100,blocks=100,budget=1");
+	int d;
+
+	(void)state;
+	assert_string_equal(nt_sampling_string(s), "all,window=100,blocks=100,budget=1");
+	for (int i = 0; i < 3; i++) {	/* 40, 80, 120 blocks */
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+		nt_sampling_blocks(s, 40);
+	}
+	d = nt_sampling_decide(s, "_Z1av", NULL, 1.0);	/* its window took 1 s */
+	assert_int_equal(d, NT_SAMPLE_CLOSE);
+	nt_sampling_window_done(s, 1.0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 50.0), 0);	/* 1 s > 1% of 50 s */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.0), NT_SAMPLE_TRACE);
+	nt_sampling_blocks(s, 1000);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.5), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_from_start),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_name_addresses),
+		cmocka_unit_test(test_blocks_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
