@@ -801,14 +801,6 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Callbacks timed for the summary's own time: the first outermost one
  * after TIME_EVERY stands for those since the last timed one (reading
  * the clock twice in every callback cost more than the rest of an
@@ -827,7 +819,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 {
 	int saved = errno;	/* the program's, inside its CUDA call */
 	int outer = !tl.depth, timed = outer && ++tl.callbacks - tl.counted >= TIME_EVERY;
-	uint64_t t0 = timed ? now_ns() : 0, slow0 = tl.slow_ns;
+	double t0 = timed ? nt_now_s() : 0;
+	uint64_t slow0 = tl.slow_ns;
 
 	(void)userdata;
 	tl.depth++;
@@ -872,7 +865,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 		nt_collector_callback_time(0, 0, tl.slow_ns - slow0);
 	if (timed) {
 		unsigned n = tl.callbacks - tl.counted;
-		uint64_t dt = now_ns() - t0, slow = tl.slow_ns - slow0;
+		uint64_t dt = (uint64_t)((nt_now_s() - t0) * 1e9), slow = tl.slow_ns - slow0;
 
 		tl.counted = tl.callbacks;
 		nt_collector_callback_time(domain == NT_SAN_CB_DOMAIN_LAUNCH, n, n * (dt > slow ? dt - slow : 0));

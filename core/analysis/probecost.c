@@ -9,7 +9,6 @@
 #define PROBE_KERNEL "nt_probe_cost"
 
 struct launches {
-	int64_t id[2 * NT_MAP_MAX_PROBES];
 	struct nt_trace_launch l[2 * NT_MAP_MAX_PROBES];
 	int n, more;
 };
@@ -24,8 +23,7 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 		ls->more++;
 		return 0;
 	}
-	ls->l[ls->n] = *l;
-	ls->id[ls->n++] = l->launch;
+	ls->l[ls->n++] = *l;
 	return 0;
 }
 
@@ -126,12 +124,12 @@ int nt_probe_cost_join(struct nt_trace *t, const struct nt_map_probe *cfg, int n
 
 		for (int b = 0; b < cfg[i].blocks; b++)
 			cost[b] = NAN;
-		if (nt_trace_foreach_block(t, ls.id[2 * i + 1], on_block, &j, err))
+		if (nt_trace_foreach_block(t, ls.l[2 * i + 1].launch, on_block, &j, err))
 			goto out;
 		if (j.bad > NT_PROBE_COST_MAX_BAD * cfg[i].blocks) {
 			nt_err_set(err, "probe cost: '%s': %d of the %d block records of launch %lld disagree "
 				   "with the blocks' own times (another SM, or not spanning the body)",
-				   nt_trace_path_of(t), j.bad, cfg[i].blocks, (long long)ls.id[2 * i + 1]);
+				   nt_trace_path_of(t), j.bad, cfg[i].blocks, (long long)ls.l[2 * i + 1].launch);
 			goto out;
 		}
 		m->probe[i] = cfg[i];

@@ -190,8 +190,6 @@ static void probe_row(const struct nt_map *m, int p, struct probe_row *row)
 
 static void text_probe(FILE *f, const struct nt_map *m)
 {
-	double mhz = isnan(m->sm_clock_mhz) ? NAN : m->sm_clock_mhz;
-
 	for (int p = 0; p < m->n_probe; p++) {
 		const struct nt_map_probe *q = &m->probe[p];
 		struct probe_row row;
@@ -199,8 +197,8 @@ static void text_probe(FILE *f, const struct nt_map *m)
 		probe_row(m, p, &row);
 		fprintf(f, "  %-16s %4d threads, %4d iterations: %.0f cycles per block", p ? "" : "probe cost",
 			q->threads, q->iters, row.median);
-		if (!isnan(mhz))
-			fprintf(f, " (%.1f us)", row.median / mhz);
+		if (!isnan(m->sm_clock_mhz))
+			fprintf(f, " (%.1f us)", row.median / m->sm_clock_mhz);
 		fprintf(f, ", spread %.0f%% over %d SMs, r with the map %+.2f; body %.0f untraced, %.0f "
 			"traced\n", 100 * row.spread, row.sms, row.r, q->body_native, q->body_traced);
 	}

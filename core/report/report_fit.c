@@ -353,7 +353,7 @@ static int probe_correct(struct tstate *ts)
 		return 0;
 	for (int dev = 0; dev < MAX_DEVICES; dev++) {
 		int n_sm = nt_report_sm_count(ts, dev), n, have = 0, cal_ok;
-		double *shape, *mean, *cal;
+		double *shape, *mean, *cal, *use;
 		int *cnt;
 
 		for (int k = 0; k < ts->n_k; k++)
@@ -372,15 +372,14 @@ static int probe_correct(struct tstate *ts)
 		tr->probe_shape_kernels += n;
 		if (n && cal_ok && isnan(tr->probe_shape_r_calib))
 			tr->probe_shape_r_calib = nt_pearson(shape, cal, n_sm);
-		if (!n && cal_ok)
-			memcpy(shape, cal, (size_t)n_sm * sizeof(*shape));
-		if ((n || cal_ok) && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*shape)))) {
-			memcpy(tr->probe_shape, shape, (size_t)n_sm * sizeof(*shape));
+		use = n ? shape : cal_ok ? cal : NULL;	/* the trace's own, else calibrate's */
+		if (use && !tr->probe_shape && (tr->probe_shape = malloc((size_t)n_sm * sizeof(*use)))) {
+			memcpy(tr->probe_shape, use, (size_t)n_sm * sizeof(*use));
 			tr->probe_shape_sm = n_sm;
 			tr->probe_shape_device = dev;
 			tr->probe_shape_calibrated = !n;
 		}
-		for (int k = 0; k < ts->n_k && (n || cal_ok); k++) {
+		for (int k = 0; k < ts->n_k && use; k++) {
 			struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
 			struct nt_attrib_block *b = ts->fb[k];
 			double all, p = e->probe_share;
@@ -390,11 +389,11 @@ static int probe_correct(struct tstate *ts)
 				continue;
 			sm_means(b, ts->n_fb[k], n_sm, 0, mean, cnt, &all);
 			for (size_t i = 0; i < ts->n_fb[k] && ok; i++)
-				ok = b[i].sm >= 0 && b[i].sm < n_sm && b[i].ns - p * all * shape[b[i].sm] > 0;
+				ok = b[i].sm >= 0 && b[i].sm < n_sm && b[i].ns - p * all * use[b[i].sm] > 0;
 			if (!ok)
 				continue;
 			for (size_t i = 0; i < ts->n_fb[k]; i++) {
-				double ns = b[i].ns - p * all * shape[b[i].sm];
+				double ns = b[i].ns - p * all * use[b[i].sm];
 
 				b[i].cycles *= ns / b[i].ns;	/* the cycle fit's too, in proportion */
 				b[i].ns = ns;
