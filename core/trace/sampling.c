@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +454,21 @@ int nt_sampling_open(const struct nt_sampling *s)
 	return s->open;
 }
 
+double nt_sampling_next_open(const struct nt_sampling *s, double now)
+{
+	double t;
+
+	if (s->none || nt_sampling_exhausted(s))
+		return INFINITY;
+	if (!s->started || s->open || !s->window || s->launches <= s->skip)
+		return now;
+	if (!s->budget)
+		return s->windows ? INFINITY : now;
+	/* budget_allows(s, t, 0) from t on */
+	t = s->t0 + s->spent * 100 / s->budget;
+	return t > now ? t : now;
+}
+
 void nt_sampling_window_done(struct nt_sampling *s, double now)
 {
 	if (now > s->closed_at)
@@ -465,6 +481,7 @@ void nt_sampling_stats(const struct nt_sampling *s, double now, struct nt_sampli
 	out->launches = s->launches;
 	out->windows = s->windows;
 	out->in_windows = s->in_windows;
+	out->last_window = s->in_window;
 	out->traced = s->traced;
 	out->window_s = s->spent + (s->open && now > s->opened_at ? now - s->opened_at : 0);
 }

@@ -95,6 +95,7 @@ struct nt_sampling_stats {
 	int64_t in_windows;	/* launches inside windows */
 	int64_t traced;
 	double window_s;	/* time spent in windows, closed ones and the open one */
+	int64_t last_window;	/* launches in the last window (the open one so far) */
 };
 
 struct nt_sampling;
@@ -135,6 +136,16 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled);
 void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks);
 /* 1 while a window is open. */
 int nt_sampling_open(const struct nt_sampling *s);
+
+/* The earliest time (on now's clock) a window may open if no launch is
+ * decided until then: now while every launch must be decided (a window
+ * is open; skip= has launches to count; without window=, first=, every=
+ * and idle= count every launch); INFINITY when none ever will (the policy
+ * traces nothing more, or window= without budget= had its one window);
+ * else the time budget= allows the next one.  The caller may stop
+ * deciding launches until then (they go uncounted): how the blocks
+ * backend turns its launch callbacks off between windows. */
+double nt_sampling_next_open(const struct nt_sampling *s, double now);
 /* 1 when no launch can be traced any more (none, or max= reached). */
 int nt_sampling_exhausted(const struct nt_sampling *s);
 

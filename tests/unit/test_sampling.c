@@ -7,6 +7,7 @@
 
 #include "trace/sampling.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,63 @@ static void test_blocks_cap(void **state)
 	nt_sampling_free(s);
 }
 
+/* nt_sampling_next_open: when a caller may stop deciding launches, and
+ * that the window it then expects opens at that time, not before. */
+static void test_next_open(void **state)
+{
+	struct nt_sampling *s = parse_ok("window=2,budget=10");
+	double t;
+
+	(void)state;
+	assert_true(nt_sampling_next_open(s, 0.0) == 0.0);	/* nothing decided yet */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_true(nt_sampling_next_open(s, 0.5) == 0.5);	/* a window is open */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 2.0), NT_SAMPLE_CLOSE);
+	nt_sampling_window_done(s, 3.0);	/* 3 s in the window: 10% of 30 s */
+	t = nt_sampling_next_open(s, 3.0);
+	assert_true(t > 29.999 && t < 30.001);
+	assert_true(nt_sampling_next_open(s, 40.0) == 40.0);	/* due: decide again */
+	/* nothing decided from 3 s to 29 s: none opens before t, one at t */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 29.0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, t), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+
+	/* window= without budget=: one window, then never again */
+	s = parse_ok("window=2");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_CLOSE);
+	nt_sampling_window_done(s, 0.0);
+	assert_true(isinf(nt_sampling_next_open(s, 1.0)));
+	nt_sampling_free(s);
+
+	/* skip= counts launches: every one until the first window */
+	s = parse_ok("window=2,skip=3,budget=1");
+	for (int i = 0; i < 3; i++) {
+		assert_true(nt_sampling_next_open(s, 1.0) == 1.0);
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), 0);
+	}
+	assert_true(nt_sampling_next_open(s, 1.0) == 1.0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+
+	/* per-kernel counts without window=: every launch, always */
+	s = parse_ok("every=10");
+	run(s, 1, 25, NULL, NULL);
+	assert_true(nt_sampling_next_open(s, 5.0) == 5.0);
+	nt_sampling_free(s);
+
+	/* nothing more to trace */
+	s = parse_ok("max=1,window=5,budget=50");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_true(isinf(nt_sampling_next_open(s, 0.0)));
+	nt_sampling_free(s);
+	s = parse_ok("none");
+	assert_true(isinf(nt_sampling_next_open(s, 0.0)));
+	nt_sampling_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_name_addresses),
 		cmocka_unit_test(test_blocks_cap),
+		cmocka_unit_test(test_next_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
