@@ -25,7 +25,9 @@
  * meanwhile is closed at the next plain launch: a program that only
  * launches graphs keeps its modules as they are).  An untraced kernel node
  * of a patched module gets NULL data (node_without_data); a module that
- * launches from the device is never patched (san_modules.c).
+ * launches from the device is never patched (san_modules.c).  Between
+ * windows, while the policy can open none, none of these callbacks comes:
+ * they are off (maybe_dark(), san_dark.c).
  *
  * No callback ever waits for another thread (the driver may hold its own
  * locks while it calls us): a window closes only when no other launch is
@@ -267,6 +269,9 @@ static void switch_end(void)
 	nt_inflight_closed(&inflight);
 }
 
+/* Launches so far when the last window's modules were unpatched. */
+static uint64_t closed_at;
+
 /* Close the window sampling closed, if no launch is in flight: at a
  * launch's entry into the driver (switch_before_launch), never inside a
  * launch's callbacks. */
@@ -291,8 +296,10 @@ static void try_close(void)
 	}
 	closed = !nt_san_unpatch_all();
 	switch_end();
-	if (closed)
+	if (closed) {
 		nt_collector_window_done();
+		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
+	}
 	else
 		nt_inflight_want_close(&inflight);	/* a module was being patched */
 }
@@ -357,6 +364,41 @@ static void switch_before_launch(void)
 	switch_end();
 }
 
+/* The launch callbacks off between windows (san_dark.c), looked at
+ * every DARK_EVERY launches at a plain launch's entry into the driver:
+ * once the last window's modules are unpatched and as many launches
+ * have come since as it had, DARK_GRACE at least (the native timings of
+ * its configurations come from them, san_native.c), when the policy can
+ * open no window for DARK_MIN_S or more (budget=) or ever.  Not while a
+ * launch is in flight: its end would never come. */
+#define DARK_EVERY 64
+#define DARK_GRACE 2000
+#define DARK_MIN_S 0.5
+static uint64_t dark_look;
+
+static void maybe_dark(void)
+{
+	uint64_t seen = nt_collector_seen(), since;
+	int64_t last;
+	double until;
+
+	if (nt_san.cfg.count_all || seen < __atomic_load_n(&dark_look, __ATOMIC_RELAXED) ||
+	    !__atomic_load_n(&closed_at, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&dark_look, seen + DARK_EVERY, __ATOMIC_RELAXED);
+	if (tl.launch || tl.graph || nt_collector_window_open() || nt_inflight_close_wanted(&inflight) ||
+	    nt_san_any_wanted() || any_patched())
+		return;
+	until = nt_collector_next_open(&last);
+	since = seen - __atomic_load_n(&closed_at, __ATOMIC_RELAXED);
+	if (until - nt_now_s() < DARK_MIN_S || since < DARK_GRACE || since < (uint64_t)last)
+		return;
+	if (!nt_inflight_try_switch(&inflight, 0))
+		return;
+	nt_san_dark(until);
+	nt_inflight_closed(&inflight);
+}
+
 /* At a plain launch's entry into the driver (stream: its stream): the
  * switches and event making that launch callbacks must not do, when
  * there are any, this thread is the only one using CUDA lately, no launch
@@ -374,6 +416,8 @@ static void before_launch(CUstream stream)
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
+	if (!switching)
+		maybe_dark();
 	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
@@ -883,6 +927,7 @@ static void child_reset(void)
 	nt_san_nodes_reset();
 	nt_san_modules_reset();
 	nt_san_native_reset();
+	nt_san_dark_reset();
 	memset(&inflight, 0, sizeof(inflight));
 	memset(&tl, 0, sizeof(tl));
 }
@@ -893,16 +938,6 @@ static void child_reset(void)
 static const uint32_t resource_calls[] = {
 	NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, NT_SAN_CBID_RESOURCE_MODULE_LOADED,
 	NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-};
-
-static const uint32_t launch_calls[] = {
-	NT_SAN_CBID_DRIVER_cuLaunchKernel, NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz,
-	NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel, NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz,
-	NT_SAN_CBID_DRIVER_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz,
-};
-
-static const uint32_t graph_calls[] = {
-	NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN, NT_SAN_CBID_GRAPHS_LAUNCH_END,
 };
 
 static int san_start(const struct nt_config *cfg, struct nt_err *err)
@@ -929,17 +964,10 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
 			goto fail;
-	if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN)) ||
-	    (r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END)))
+	/* Of the driver API only the launch calls: their parameters carry
+	 * the dynamic shared memory, which the launch callback does not. */
+	if ((r = nt_san_launch_callbacks_on()))
 		goto fail;
-	/* Only the launch calls of the driver API: their parameters carry the
-	 * dynamic shared memory, which the launch callback does not. */
-	for (size_t i = 0; i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
-		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, launch_calls[i])))
-			goto fail;
-	for (size_t i = 0; i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++)
-		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS, graph_calls[i])))
-			goto fail;
 	return 0;
 fail:
 	/* Leave nothing half-started: another backend may try next. */

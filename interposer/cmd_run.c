@@ -23,7 +23,7 @@
 static const char usage[] =
 	"nucatrace run [--mode blocks|kernels|auto|off] [--sample POLICY] [--output-dir DIR]\n"
 	"       [--output PATTERN] [--store PATH] [--no-calibrate] [--buffer-blocks N]\n"
-	"       [--quiet] [--] PROGRAM [ARGS...]";
+	"       [--count-all] [--quiet] [--] PROGRAM [ARGS...]";
 
 static const char help[] =
 	"Run PROGRAM with libnucatrace.so preloaded: every traced kernel launch gets,\n"
@@ -45,6 +45,10 @@ static const char help[] =
 	"  --store PATH       the map store (calibration maps are copied into traces)\n"
 	"  --no-calibrate     do not measure a quick map of a GPU the store lacks\n"
 	"  --buffer-blocks N  block records buffered per CUDA context (default 262144)\n"
+	"  --count-all        blocks mode: count every launch (the launch callbacks stay\n"
+	"                     on between sampling windows; by default they go off\n"
+	"                     while the policy can open no window, saving the program\n"
+	"                     their cost, and those launches go uncounted)\n"
 	"  --quiet            no summary from the traced program\n"
 	"\n"
 	"nucatrace run becomes PROGRAM (exec): the exit status, the signals it gets\n"
@@ -168,7 +172,7 @@ int cmd_run(int argc, char **argv)
 		{ "output-dir", required_argument, NULL, 'd' }, { "output", required_argument, NULL, 'o' },
 		{ "store", required_argument, NULL, 'S' }, { "no-calibrate", no_argument, NULL, 'n' },
 		{ "buffer-blocks", required_argument, NULL, 'b' }, { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "count-all", no_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *mode = "auto", *store = NULL;
 	struct nt_sampling *sampling;
@@ -203,6 +207,7 @@ int cmd_run(int argc, char **argv)
 		case 'S': store = optarg; setenv_or_die("NUCATRACE_STORE", optarg); break;
 		case 'n': calibrate = 0; break;
 		case 'q': setenv_or_die("NUCATRACE_QUIET", "1"); break;
+		case 'c': setenv_or_die("NUCATRACE_COUNT_ALL", "1"); break;
 		case 'b':
 			if (nt_parse_int(optarg, 1024, 1L << 26, &v))
 				usage_error(usage, "--buffer-blocks: '%s' is not a number in 1024..67108864",

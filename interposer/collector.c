@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +71,9 @@ static struct {
 	pthread_t thread;
 	struct nt_sink *sink;
 	struct nt_run_counts run;	/* switches so far */
+	double dark_since;		/* launch callbacks off since (nt_collector_dark_begin); 0: on */
+	double wake_at;			/* ... the thread calls wake() then */
+	void (*wake)(void);
 } col = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.progress = PTHREAD_COND_INITIALIZER,
@@ -238,6 +242,8 @@ static void after_fork_child(void)
 	cb_n = cb_ns = launch_cb_n = launch_cb_ns = 0;
 	col.natives = NULL;
 	col.abandon = 0;
+	col.dark_since = 0;	/* the parent's (the child's callbacks are as the parent left them) */
+	col.wake = NULL;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
 	col.sink = col.started ? nt_sink_new(&col.cfg, col.backend, nt_sampling_string(col.sampling), NULL) : NULL;
 	if (!col.sink)
@@ -311,6 +317,47 @@ int nt_collector_from_start(void)
 		r = nt_sampling_from_start(col.sampling);
 	pthread_mutex_unlock(&col.lock);
 	return r;
+}
+
+double nt_collector_next_open(int64_t *last_window)
+{
+	struct nt_sampling_stats st;
+	double t = INFINITY;
+
+	*last_window = 0;
+	if (!lock_running())
+		return t;
+	t = nt_sampling_next_open(col.sampling, nt_now_s());
+	nt_sampling_stats(col.sampling, nt_now_s(), &st);
+	*last_window = st.last_window;
+	pthread_mutex_unlock(&col.lock);
+	return t;
+}
+
+void nt_collector_dark_begin(double until, void (*wake)(void))
+{
+	if (!lock_running())
+		return;
+	col.dark_since = nt_now_s();
+	col.run.dark_spans++;
+	col.wake = isinf(until) ? NULL : wake;
+	col.wake_at = until;
+	start_thread();
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_dark_end(void)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.dark_since > 0)
+		col.run.dark_s += nt_now_s() - col.dark_since;
+	col.dark_since = 0;
+	pthread_mutex_unlock(&col.lock);
+}
+
+uint64_t nt_collector_seen(void)
+{
+	return __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
 }
 
 int nt_collector_window_open(void)
@@ -658,6 +705,8 @@ static int drain_once(void)
 
 static void *drain_thread(void *arg)
 {
+	void (*wake)(void);
+
 	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&col.lock);
@@ -666,7 +715,12 @@ static void *drain_thread(void *arg)
 			return NULL;
 		}
 		wait_progress(2000000);
+		wake = col.wake && nt_now_s() >= col.wake_at ? col.wake : NULL;
+		if (wake)
+			col.wake = NULL;
 		pthread_mutex_unlock(&col.lock);
+		if (wake)
+			wake();
 		drain_once();
 	}
 }
@@ -777,6 +831,12 @@ void nt_collector_stop(void)
 		nt_warn("%" PRIu64 " kernel records and %" PRIu64 " drop records were lost: the trace file "
 			"could not keep up with the launches", col.run.kernels_lost, col.run.drops_lost);
 	nt_sampling_stats(col.sampling, nt_now_s(), &col.run.sampling);
+	if (col.dark_since > 0) {
+		col.run.dark_s += nt_now_s() - col.dark_since;
+		col.run.dark_at_exit = 1;
+		col.dark_since = 0;
+	}
+	col.wake = NULL;
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
 	 * around our lock in launch callbacks. */

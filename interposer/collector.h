@@ -76,6 +76,21 @@ void nt_collector_window_done(void);
 /* 1 while the sampling policy has a window open. */
 int nt_collector_window_open(void);
 
+/* Launch callbacks off between windows (the blocks backend): when the
+ * sampling policy next needs to see launches (nt_sampling_next_open: a
+ * time on nt_now_s()'s clock, INFINITY for never, or now when it needs
+ * every launch; *last_window: the launches of the last window).  The
+ * backend then turns its launch callbacks off and calls dark_begin;
+ * the collector's thread calls wake() once, at `until` (never after stop
+ * begins), and the backend calls dark_end when they are back on.  The
+ * spans go into the summary and the trace's meta: launches meanwhile are
+ * not counted. */
+double nt_collector_next_open(int64_t *last_window);
+void nt_collector_dark_begin(double until, void (*wake)(void));
+void nt_collector_dark_end(void);
+/* Launches so far (nt_collector_count() without counting one). */
+uint64_t nt_collector_seen(void);
+
 /* Time the backend spent switching modules, for the summary and the
  * trace's meta: patch (1) or unpatch (0), seconds. */
 void nt_collector_switched(int patch, double seconds);

@@ -83,4 +83,5 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	seconds(get, warn, "NUCATRACE_WAIT", 3600, &c->wait_s);
 	seconds(get, warn, "NUCATRACE_EXIT_WAIT", 3600, &c->exit_wait_s);
 	c->quiet = get("NUCATRACE_QUIET") != NULL;
+	c->count_all = get("NUCATRACE_COUNT_ALL") != NULL;
 }

@@ -23,6 +23,11 @@
  *                             tables (interposer/san_nodes.c; default 64):
  *                             beyond, nodes of new tables are dropped
  *   NUCATRACE_QUIET           no summary or warnings on stderr
+ *   NUCATRACE_COUNT_ALL       blocks mode: the launch callbacks stay on
+ *                             between sampling windows, so that every
+ *                             launch is counted (by default they go off
+ *                             while the policy can open no window:
+ *                             interposer/san_dark.c)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H
@@ -46,6 +51,7 @@ struct nt_config {
 	double exit_wait_s;	/* how long exit waits for pending launches */
 	uint32_t graph_tables_mib;	/* device memory for graph node tables */
 	int quiet;		/* no summary on stderr */
+	int count_all;		/* launch callbacks on between windows */
 };
 
 /* Fill *c from get(name) (getenv, or a test's table); each bad value is

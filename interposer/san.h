@@ -11,6 +11,7 @@
  *   san_native.c   native timing of untraced launches with events
  *   san_nodes.c    CUDA graph nodes: a table per graph exec and kernel
  *                  from a node's grid id to its descriptor
+ *   san_dark.c     the launch callbacks, off between sampling windows
  *   backend_sanitizer.c  the callbacks: launches, graph launches,
  *                  resources
  *
@@ -154,6 +155,17 @@ void nt_san_native_prepare(void);
 void nt_san_native_forget(CUcontext ctx);
 /* A child after fork(). */
 void nt_san_native_reset(void);
+
+/* san_dark.c: the callbacks of launches (the driver's launch calls,
+ * launch begin and end, graph launches and their nodes).  On: at start;
+ * 0 or the failure, with none of them on.  nt_san_dark(until): off now
+ * (never waits: 0 when another thread is switching them, or they cannot
+ * be), back on at `until` (INFINITY: never) from the collector's thread;
+ * call it only with no launch in flight and no module patched. */
+nt_san_result nt_san_launch_callbacks_on(void);
+int nt_san_dark(double until);
+/* A child after fork(). */
+void nt_san_dark_reset(void);
 
 /* ns spent in this thread's current callback waiting or switching (a
  * module load, a patch or unpatch, a wait for record buffers): counted

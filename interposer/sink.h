@@ -33,6 +33,9 @@ struct nt_run_counts {
 	uint64_t callbacks, callback_ns;	/* blocks mode: the backend's callbacks, time in them
 						 * (one in 61 timed; a thread's last < 61 not counted) */
 	uint64_t launch_callbacks, launch_callback_ns;	/* ... of which launch begin and end (estimated) */
+	uint64_t dark_spans;			/* blocks mode: launch callbacks off between windows ... */
+	double dark_s;				/* ... for this long (launches then not counted) */
+	int dark_at_exit;			/* ... and still off at exit */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
 };

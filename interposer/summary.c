@@ -61,6 +61,11 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 		fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
 			   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->traced,
 			run->launches, s->blocks, s->dropped);
+		if (run->dark_spans)
+			fprintf(f, "nucatrace: launch callbacks off between windows for %.3f s (%" PRIu64 " span%s%s): "
+				   "launches then ran with no callback and are not in the count above\n",
+				run->dark_s, run->dark_spans, run->dark_spans == 1 ? "" : "s",
+				run->dark_at_exit ? ", the last until exit" : "");
 		if (!run->sampling.windows && run->launches)
 			fprintf(f, "nucatrace: no sampling window opened in %" PRIu64 " launches (policy %s); "
 				   "for a short program use --sample all or first=N\n", run->launches, s->sampling);

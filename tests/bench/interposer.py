@@ -39,6 +39,11 @@ it.  What is timed:
             event time
   startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
+Configurations: bare (untraced), none (--sample none), default, all,
+kernels (--mode kernels), countall (the default policy with --count-all:
+the launch callbacks stay on between windows, as before they went off),
+and any --policy NAME=POLICY.
+
 Each repetition's ratio to the bare run beside it gives, besides its
 median, a distribution-free confidence interval for that median (order
 statistics of the paired ratios, the sign test's: with 5 repetitions
@@ -71,6 +76,8 @@ CONFIGS = {
     "default": [],
     "all": ["--sample", "all"],
     "kernels": ["--mode", "kernels"],
+    # the default policy with the launch callbacks kept on between windows
+    "countall": ["--count-all"],
 }
 
 WORKLOADS = {

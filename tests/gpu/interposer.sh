@@ -142,6 +142,23 @@ check pytorch-cuda-graphs-default graphs_torch_default
 # The training loop (transformer LM + conv net, bf16, AdamW): the default
 # sampling windows, and every launch of it.
 check train-default with_opts '^step [0-9]+ loss' '' traced train-default all,window=1000,skip=1000,budget=1 1 python3 $T --steps 30
+# The launch callbacks off between windows and back on (san_dark.c):
+# with budget=5 the second window may open about 20 window-lengths after
+# the start, within 300 steps; the output as untraced, windows >= 2, a
+# dark span.
+train_dark() {
+	with_opts '^step [0-9]+ loss' '' traced train-dark all,window=1000,skip=1000,budget=5 1 \
+		python3 $T --steps 300 || return 1
+	python3 - "$W/train-dark"/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "dark_spans", "dark_s")})
+if int(m["windows"]) < 2 or int(m["dark_spans"]) < 1:
+    sys.exit("want 2 windows or more and a dark span")
+PY
+}
+check train-dark train_dark
 check train-per-kernel with_opts '^step [0-9]+ loss' '' traced train-first first=8,every=1000 1 python3 $T --steps 30
 check train-all with_opts '^step [0-9]+ loss' 1 traced train-all all 1 python3 $T --steps 10
 # A STREAM triad of 262,144 blocks per launch.

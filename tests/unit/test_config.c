@@ -57,6 +57,7 @@ static void test_defaults(void **state)
 	assert_true(c.exit_wait_s == NT_CONFIG_EXIT_WAIT_S);
 	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.quiet, 0);
+	assert_int_equal(c.count_all, 0);
 }
 
 static void test_values(void **state)
@@ -64,7 +65,8 @@ static void test_values(void **state)
 	static const char *const set[] = {
 		"NUCATRACE_MODE=blocks", "NUCATRACE_SAMPLE=all", "NUCATRACE_OUTPUT_DIR=/tmp/x",
 		"NUCATRACE_STORE=/s.db", "NUCATRACE_BUFFER_BLOCKS=4096", "NUCATRACE_BUFFER_MAX=2048",
-		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=", NULL
+		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=",
+		"NUCATRACE_COUNT_ALL=1", NULL
 	};
 	struct nt_config c;
 
@@ -81,6 +83,7 @@ static void test_values(void **state)
 	assert_true(c.exit_wait_s == 0);
 	assert_int_equal(c.graph_tables_mib, 3);
 	assert_int_equal(c.quiet, 1);	/* set, even empty */
+	assert_int_equal(c.count_all, 1);
 }
 
 static void test_bad_values(void **state)
