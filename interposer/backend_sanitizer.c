@@ -945,6 +945,17 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	nt_san_result r;
 
 	nt_san.cfg = *cfg;
+	/* A policy that can trace nothing (none) does not even load the
+	 * Compute Sanitizer: it writes no trace and counts nothing.  Callbacks
+	 * cost the host even when they return at once (the graphs domain's
+	 * node callback about 1.4 us per kernel node of every graph launch:
+	 * PyTorch's captured step went from 0.05 to 1.5 ms per replay;
+	 * session 14, run 3), and so, it seems, does being subscribed with
+	 * none enabled: 0.39-0.72 us per empty launch over bare in three
+	 * runs, against -0.18 us with the library loaded and no backend
+	 * (docs/results/2026-12-02-session16.md, run 3). */
+	if (nt_collector_exhausted())
+		return 0;
 	pthread_atfork(NULL, NULL, child_reset);
 	if (nt_san_load(err))
 		return -1;
@@ -952,14 +963,6 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (" NT_ANOTHER_TOOL ")" : "");
-	/* A policy that can trace nothing (none) asks for no callback: it
-	 * writes no trace and counts nothing, and callbacks cost the host
-	 * even when they return at once (the graphs domain's node callback
-	 * about 1.4 us per kernel node of every graph launch: PyTorch's
-	 * captured step went from 0.05 to 1.5 ms per replay; session 14,
-	 * run 3). */
-	if (nt_collector_exhausted())
-		return 0;
 	/* Only the resource callbacks handled (docs/results/2026-12-01-session11.md). */
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))

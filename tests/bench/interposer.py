@@ -39,7 +39,9 @@ it.  What is timed:
             event time
   startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
-Configurations: bare (untraced), none (--sample none), default, all,
+Configurations: bare (untraced), off (--mode off: the library loaded,
+no backend started), none (--sample none: the Compute Sanitizer loaded and
+subscribed to, no callback asked for), default, all,
 kernels (--mode kernels), countall (the default policy with --count-all:
 the launch callbacks stay on between windows, as before they went off),
 and any --policy NAME=POLICY.
@@ -72,6 +74,8 @@ NT = f"{B}/nucatrace"
 
 CONFIGS = {
     "bare": None,
+    # the library loaded (injected), no backend started
+    "off": ["--mode", "off"],
     "none": ["--sample", "none"],
     "default": [],
     "all": ["--sample", "all"],
