@@ -851,7 +851,11 @@ static void on_module_unload(const struct nt_san_module_data *d)
  * untraced launch's callback on the build machine's virtual clock).
  * Prime: a launch is a fixed cycle of 4 callbacks, and 64 timed the same
  * kind every time.  What a callback spent waiting or switching
- * (nt_san_slow) is left out of the scaled time and counted exactly. */
+ * (nt_san_slow) is left out of the scaled time and counted exactly.
+ * While a window is open every callback is timed and stands for itself:
+ * a traced launch's callbacks (record buffers, descriptors) cost far
+ * more than the rest, and scaled by 61 a few of them made 0.9 s of a
+ * large-batch run's estimate (session 16, run 2). */
 #define TIME_EVERY 61
 
 void nt_san_slow(double seconds)
@@ -862,7 +866,8 @@ void nt_san_slow(double seconds)
 static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
 	int saved = errno;	/* the program's, inside its CUDA call */
-	int outer = !tl.depth, timed = outer && ++tl.callbacks - tl.counted >= TIME_EVERY;
+	int outer = !tl.depth, exact = outer && nt_collector_window_open(),
+	    timed = exact || (outer && ++tl.callbacks - tl.counted >= TIME_EVERY);
 	double t0 = timed ? nt_now_s() : 0;
 	uint64_t slow0 = tl.slow_ns;
 
@@ -908,10 +913,11 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	if (outer && tl.slow_ns != slow0)
 		nt_collector_callback_time(0, 0, tl.slow_ns - slow0);
 	if (timed) {
-		unsigned n = tl.callbacks - tl.counted;
+		unsigned n = exact ? 1 : tl.callbacks - tl.counted;
 		uint64_t dt = (uint64_t)((nt_now_s() - t0) * 1e9), slow = tl.slow_ns - slow0;
 
-		tl.counted = tl.callbacks;
+		if (!exact)
+			tl.counted = tl.callbacks;
 		nt_collector_callback_time(domain == NT_SAN_CB_DOMAIN_LAUNCH, n, n * (dt > slow ? dt - slow : 0));
 	}
 	if (outer)

@@ -31,7 +31,8 @@ struct nt_run_counts {
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */
 	uint64_t callbacks, callback_ns;	/* blocks mode: the backend's callbacks, time in them
-						 * (one in 61 timed; a thread's last < 61 not counted) */
+						 * (one in 61 timed outside windows, every one
+						 * inside; a thread's last < 61 not counted) */
 	uint64_t launch_callbacks, launch_callback_ns;	/* ... of which launch begin and end (estimated) */
 	uint64_t dark_spans;			/* blocks mode: launch callbacks off between windows ... */
 	double dark_s;				/* ... for this long (launches then not counted) */
