@@ -169,9 +169,13 @@ struct graph_id {
 	int launched;		/* stream is set */
 	uint32_t last_launch;	/* an exec's: its last launch id ... */
 	int seen;		/* ... when it has one */
+	unsigned dark;		/* ... dark_spans then */
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
+/* Times the launch callbacks went off (maybe_dark): launches of an exec
+ * made meanwhile went unseen, so its launch ids tell nothing across. */
+static unsigned dark_spans;
 
 /* handle's entry in table, made when missing (nt_san.lock held); NULL
  * when out of memory. */
@@ -197,7 +201,11 @@ static struct graph_id *graph_id_get(struct graph_id **table, const void *handle
  * launched once and destroyed, had launch id 1): it gets a graph number
  * of its own, and the old one's node tables go (san_nodes.c; else the new
  * exec's nodes found a table that had been handed out "in this launch"
- * and recorded nothing). */
+ * and recorded nothing).  So does an exec first seen after the launch
+ * callbacks were off: a new exec under an old handle may have been
+ * launched more often meanwhile than the old one had been (the same exec
+ * then gets a new number too: its replays on either side of the span
+ * count as two graphs). */
 static void exec_launch(CUgraphExec exec, uint32_t launch)
 {
 	struct graph_id *g;
@@ -205,7 +213,9 @@ static void exec_launch(CUgraphExec exec, uint32_t launch)
 
 	pthread_mutex_lock(&nt_san.lock);
 	if ((g = graph_id_get(&graph_execs, exec))) {
-		reused = g->seen && launch <= g->last_launch;
+		reused = g->seen && (launch <= g->last_launch ||
+				     g->dark != __atomic_load_n(&dark_spans, __ATOMIC_RELAXED));
+		g->dark = __atomic_load_n(&dark_spans, __ATOMIC_RELAXED);
 		if (reused)	/* its stream is this launch's, noted by exec_moved() */
 			g->id = next_exec_id++;
 		g->last_launch = launch;
@@ -295,12 +305,12 @@ static void try_close(void)
 		return;
 	}
 	closed = !nt_san_unpatch_all();
-	switch_end();
-	if (closed) {
+	if (closed) {	/* before the switch ends: maybe_dark() must see it */
 		nt_collector_window_done();
 		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
 	}
-	else
+	switch_end();
+	if (!closed)
 		nt_inflight_want_close(&inflight);	/* a module was being patched */
 }
 
@@ -370,7 +380,11 @@ static void switch_before_launch(void)
  * have come since as it had, DARK_GRACE at least (the native timings of
  * its configurations come from them, san_native.c), when the policy can
  * open no window for DARK_MIN_S or more (budget=) or ever.  Not while a
- * launch is in flight: its end would never come. */
+ * launch is in flight (its end would never come), and only while no
+ * other thread has called us lately (threads_quiet(), as for switches):
+ * a launch another thread begins as they go off misses its end, and
+ * counts as in flight until that thread's next launch after they are
+ * back on (no switch happens meanwhile). */
 #define DARK_EVERY 64
 #define DARK_GRACE 2000
 #define DARK_MIN_S 0.5
@@ -386,8 +400,8 @@ static void maybe_dark(void)
 	    !__atomic_load_n(&closed_at, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&dark_look, seen + DARK_EVERY, __ATOMIC_RELAXED);
-	if (tl.launch || tl.graph || nt_collector_window_open() || nt_inflight_close_wanted(&inflight) ||
-	    nt_san_any_wanted() || any_patched())
+	if (tl.launch || tl.graph || !threads_quiet() || nt_collector_window_open() ||
+	    nt_inflight_close_wanted(&inflight) || nt_san_any_wanted() || any_patched())
 		return;
 	until = nt_collector_next_open(&last);
 	since = seen - __atomic_load_n(&closed_at, __ATOMIC_RELAXED);
@@ -395,7 +409,10 @@ static void maybe_dark(void)
 		return;
 	if (!nt_inflight_try_switch(&inflight, 0))
 		return;
-	nt_san_dark(until);
+	if (nt_san_dark(until)) {
+		pending_dyn_smem = -1;	/* this launch's: its begin will not come */
+		__atomic_add_fetch(&dark_spans, 1, __ATOMIC_RELAXED);
+	}
 	nt_inflight_closed(&inflight);
 }
 
@@ -579,7 +596,8 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	end_launch();
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
-	if (nt_collector_exhausted() && !any_patched()) {
+	/* (a window still open is closed by one more decision) */
+	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open()) {
 		nt_collector_count();
 		pending_dyn_smem = -1;
 		return;
@@ -707,7 +725,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph_upload = g->isGraphUpload != 0;
 	tl.conditional = 0;
 	tl.exec_seen = 0;
-	if (nt_collector_exhausted() && !any_patched())
+	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open())
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;

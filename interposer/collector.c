@@ -322,11 +322,11 @@ int nt_collector_from_start(void)
 double nt_collector_next_open(int64_t *last_window)
 {
 	struct nt_sampling_stats st;
-	double t = INFINITY;
+	double t;
 
 	*last_window = 0;
 	if (!lock_running())
-		return t;
+		return nt_now_s();	/* stopping: no switch now */
 	t = nt_sampling_next_open(col.sampling, nt_now_s());
 	nt_sampling_stats(col.sampling, nt_now_s(), &st);
 	*last_window = st.last_window;
@@ -715,7 +715,7 @@ static void *drain_thread(void *arg)
 			return NULL;
 		}
 		wait_progress(2000000);
-		wake = col.wake && nt_now_s() >= col.wake_at ? col.wake : NULL;
+		wake = !col.stop && col.wake && nt_now_s() >= col.wake_at ? col.wake : NULL;
 		if (wake)
 			col.wake = NULL;
 		pthread_mutex_unlock(&col.lock);

@@ -79,7 +79,8 @@ int nt_collector_window_open(void);
 /* Launch callbacks off between windows (the blocks backend): when the
  * sampling policy next needs to see launches (nt_sampling_next_open: a
  * time on nt_now_s()'s clock, INFINITY for never, or now when it needs
- * every launch; *last_window: the launches of the last window).  The
+ * every launch, or once the collector is stopping; *last_window: the
+ * launches of the last window).  The
  * backend then turns its launch callbacks off and calls dark_begin;
  * the collector's thread calls wake() once, at `until` (never after stop
  * begins), and the backend calls dark_end when they are back on.  The
