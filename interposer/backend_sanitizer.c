@@ -169,13 +169,11 @@ struct graph_id {
 	int launched;		/* stream is set */
 	uint32_t last_launch;	/* an exec's: its last launch id ... */
 	int seen;		/* ... when it has one */
-	unsigned dark;		/* ... dark_spans then */
+	unsigned dark;		/* ... nt_san_dark_spans() then: launches made
+				 * while the callbacks were off went unseen */
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
-/* Times the launch callbacks went off (maybe_dark): launches of an exec
- * made meanwhile went unseen, so its launch ids tell nothing across. */
-static unsigned dark_spans;
 
 /* handle's entry in table, made when missing (nt_san.lock held); NULL
  * when out of memory. */
@@ -213,9 +211,10 @@ static void exec_launch(CUgraphExec exec, uint32_t launch)
 
 	pthread_mutex_lock(&nt_san.lock);
 	if ((g = graph_id_get(&graph_execs, exec))) {
-		reused = g->seen && (launch <= g->last_launch ||
-				     g->dark != __atomic_load_n(&dark_spans, __ATOMIC_RELAXED));
-		g->dark = __atomic_load_n(&dark_spans, __ATOMIC_RELAXED);
+		unsigned dark = nt_san_dark_spans();
+
+		reused = g->seen && (launch <= g->last_launch || g->dark != dark);
+		g->dark = dark;
 		if (reused)	/* its stream is this launch's, noted by exec_moved() */
 			g->id = next_exec_id++;
 		g->last_launch = launch;
@@ -409,10 +408,8 @@ static void maybe_dark(void)
 		return;
 	if (!nt_inflight_try_switch(&inflight, 0))
 		return;
-	if (nt_san_dark(until)) {
+	if (nt_san_dark(until))
 		pending_dyn_smem = -1;	/* this launch's: its begin will not come */
-		__atomic_add_fetch(&dark_spans, 1, __ATOMIC_RELAXED);
-	}
 	nt_inflight_closed(&inflight);
 }
 

@@ -322,13 +322,13 @@ int nt_collector_from_start(void)
 double nt_collector_next_open(int64_t *last_window)
 {
 	struct nt_sampling_stats st;
-	double t;
+	double now = nt_now_s(), t;
 
 	*last_window = 0;
 	if (!lock_running())
-		return nt_now_s();	/* stopping: no switch now */
-	t = nt_sampling_next_open(col.sampling, nt_now_s());
-	nt_sampling_stats(col.sampling, nt_now_s(), &st);
+		return now;	/* stopping: no switch now */
+	t = nt_sampling_next_open(col.sampling, now);
+	nt_sampling_stats(col.sampling, now, &st);
 	*last_window = st.last_window;
 	pthread_mutex_unlock(&col.lock);
 	return t;

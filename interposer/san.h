@@ -164,6 +164,8 @@ void nt_san_native_reset(void);
  * call it only with no launch in flight and no module patched. */
 nt_san_result nt_san_launch_callbacks_on(void);
 int nt_san_dark(double until);
+/* How many times they went off so far. */
+unsigned nt_san_dark_spans(void);
 /* A child after fork(). */
 void nt_san_dark_reset(void);
 

@@ -49,6 +49,7 @@ static const struct cb launch_cbs[] = {
  * serialising them to the subscriber); dark and broken under it. */
 static pthread_mutex_t flip = PTHREAD_MUTEX_INITIALIZER;
 static int dark;		/* the launch callbacks are off */
+static unsigned spans;		/* ... so many times so far (atomic) */
 static int broken;		/* a switch failed: they stay as they are */
 
 /* Turn them all on (off): 0, or the first failure with every one back as
@@ -112,6 +113,7 @@ int nt_san_dark(double until)
 	if (!dark && !broken) {
 		if (!(r = set_all(0))) {
 			dark = off = 1;
+			__atomic_add_fetch(&spans, 1, __ATOMIC_RELAXED);
 			nt_collector_dark_begin(until, wake);
 		} else {
 			broken = 1;
@@ -121,6 +123,11 @@ int nt_san_dark(double until)
 	}
 	pthread_mutex_unlock(&flip);
 	return off;
+}
+
+unsigned nt_san_dark_spans(void)
+{
+	return __atomic_load_n(&spans, __ATOMIC_RELAXED);
 }
 
 void nt_san_dark_reset(void)

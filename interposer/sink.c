@@ -112,11 +112,11 @@ static int begin(struct nt_sink *s)
 static void commit(struct nt_sink *s)
 {
 	struct nt_err err;
-
-	double t0 = nt_now_s();
+	double t0;
 
 	if (!s->in_tx)
 		return;
+	t0 = nt_now_s();
 	s->in_tx = 0;
 	if (nt_trace_commit(s->t, &err))
 		write_error(s, err.msg);
