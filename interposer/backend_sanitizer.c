@@ -22,8 +22,8 @@
  * in its exec and kernel's table, san_nodes.c, which becomes the kernel's
  * per-function data, taken by all its nodes when the graph is queued),
  * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
- * meanwhile is closed at the next plain launch: a program that only
- * launches graphs keeps its modules as they are).  An untraced kernel node
+ * meanwhile is closed as the next launch, plain or graph, enters the
+ * driver).  An untraced kernel node
  * of a patched module gets NULL data (node_without_data); a module that
  * launches from the device is never patched (san_modules.c).  Between
  * windows, while the policy can open none, none of these callbacks comes:
@@ -45,13 +45,14 @@
  * stream of its own (session 12, run 5).  So the patches are added to a
  * context as its modules load, modules are patched as they load while
  * the policy traces from the first launch (nt_sampling_from_start), and
- * otherwise every switch happens at a plain launch's entry into the
- * driver (its driver API callback, before the launch callbacks):
+ * otherwise every switch happens at a launch's entry into the driver (the
+ * driver API callback of cuLaunchKernel and its kin, or of cuGraphLaunch,
+ * before the launch callbacks):
  * switch_before_launch() patches the modules earlier traced launches
  * asked for (those launches are dropped: the first launch of a module's
  * kernels in a window is not traced, the kernel's next one is instead)
  * and closes windows.  Never in a
- * graph launch (there patching hung too).  And only while one thread at
+ * graph launch's callbacks (there patching hung too).  And only while one thread at
  * a time uses CUDA: with other threads in the driver a switch in a launch
  * callback hung (8 threads x 4 streams: the launch held the driver's lock
  * and wanted the sanitizer's, another thread the other way round), so a
@@ -321,7 +322,7 @@ static void try_close(void)
  * patches it as the next launch enters the driver, before its locks. */
 static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)",
 		  GRAPH_LATER[] = "its module was not instrumented (a graph launch cannot switch modules; it is "
-				  "instrumented before a later plain launch)";
+				  "instrumented before a later launch)";
 
 static const char *patch(CUmodule mod)
 {
@@ -374,7 +375,9 @@ static void switch_before_launch(void)
 }
 
 /* The launch callbacks off between windows (san_dark.c), looked at
- * every DARK_EVERY launches at a plain launch's entry into the driver:
+ * every DARK_EVERY launches at a launch's entry into the driver (plain or
+ * graph: a program that only replays graphs pays for every kernel node's
+ * callback, about 1.4 us each, session 14, run 3):
  * once the last window's modules are unpatched and as many launches
  * have come since as it had, DARK_GRACE at least (the native timings of
  * its configurations come from them, san_native.c), when the policy can
@@ -413,20 +416,21 @@ static void maybe_dark(void)
 	nt_inflight_closed(&inflight);
 }
 
-/* At a plain launch's entry into the driver (stream: its stream): the
- * switches and event making that launch callbacks must not do, when
- * there are any, this thread is the only one using CUDA lately, no launch
- * of its own is in flight, and the stream is not being captured (under
- * global capture mode a call that may synchronise would break the
- * capture). */
+/* At a launch's entry into the driver (stream: its stream; graph: a
+ * graph launch's, cuGraphLaunch): the switches and event making that
+ * launch callbacks must not do, when there are any, this thread is the
+ * only one using CUDA lately, no launch of its own is in flight, and the
+ * stream is not being captured (under global capture mode a call that
+ * may synchronise would break the capture).  Events (native timings of
+ * the plain launch that follows) only before a plain launch. */
 static void graph_end(void);
 
-static void before_launch(CUstream stream)
+static void before_launch(CUstream stream, int graph)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	int switching = (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
-	    events = nt_san_native_needed();
+	    events = !graph && nt_san_native_needed();
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
@@ -462,7 +466,7 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	const void *p = d->functionParams;
 	const CUlaunchConfig *c = NULL;
 	CUstream stream = NULL;
-	int ptsz = 0;
+	int ptsz = 0, graph = 0;
 
 	if (d->callbackSite != NT_SAN_API_ENTER || !p)
 		return;
@@ -492,6 +496,14 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		c = ((const cuLaunchKernelEx_ptsz_params *)p)->config;
 		ptsz = 1;
 		break;
+	case NT_SAN_CBID_DRIVER_cuGraphLaunch:
+		stream = ((const cuGraphLaunch_params *)p)->hStream;
+		graph = 1;
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz:
+		stream = ((const cuGraphLaunch_ptsz_params *)p)->hStream;
+		ptsz = graph = 1;
+		break;
 	default:
 		return;
 	}
@@ -499,7 +511,7 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
 		stream = c ? c->hStream : NULL;
 	}
-	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream);
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, graph);
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are
@@ -793,7 +805,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	}
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
-		nt_inflight_want_close(&inflight);	/* done at a later plain launch */
+		nt_inflight_want_close(&inflight);	/* done as a later launch enters the driver */
 	if (tl.closing) {
 		/* begun during another thread's switch: no sanitizer call */
 		if (flags & NT_SAMPLE_TRACE)

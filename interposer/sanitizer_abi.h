@@ -48,14 +48,18 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CBID_LAUNCH_BEGIN 1
 #define NT_SAN_CBID_LAUNCH_END 3
 
-/* Sanitizer_CallbackIdDriverApi: the launches whose parameters carry the
- * dynamic shared memory (the same numbers as CUPTI's driver cbids). */
+/* Sanitizer_CallbackIdDriverApi (the same numbers as CUPTI's driver
+ * cbids): the launches whose parameters carry the dynamic shared memory,
+ * and the graph launches (where a switch may happen before the driver's
+ * locks, as at a plain launch's). */
 #define NT_SAN_CBID_DRIVER_cuLaunchKernel 307
 #define NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz 442
 #define NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel 477
 #define NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz 478
 #define NT_SAN_CBID_DRIVER_cuLaunchKernelEx 652
 #define NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz 653
+#define NT_SAN_CBID_DRIVER_cuGraphLaunch 514
+#define NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz 515
 
 /* Sanitizer_ApiCallbackSite */
 #define NT_SAN_API_ENTER 0

@@ -14,6 +14,9 @@
  *   fake_app graph R    a graph of three kernel nodes (one function twice)
  *                       replayed R times, with plain launches of the same
  *                       function between replays
+ *   fake_app graph-replay R [MS]  four plain launches, then the graph of
+ *                       `graph` replayed R times, MS ms apart, with no
+ *                       plain launch between (a captured training step)
  *   fake_app graph-big R  a graph of three kernel nodes of 600 blocks
  *                       each, replayed R times
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
@@ -208,6 +211,17 @@ int main(int argc, char **argv)
 
 		for (long r = 0; r < n; r++)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
+	} else if (argc > 1 && !strcmp(argv[1], "graph-replay")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+
+		for (int i = 0; i < 4; i++)	/* the warm-up, as PyTorch's before a capture */
+			launch(1, 1, 1, names[0], 100, 128, 0, 1);
+		for (long r = 0; r < n; r++) {
+			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
+			pause_ms(argc > 3 ? atol(argv[3]) : 0);
+		}
 	} else if (argc > 1 && !strcmp(argv[1], "graph-streams")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
@@ -248,7 +262,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

@@ -27,6 +27,8 @@ SAME(SANITIZER_CBID_DRIVER_API_cuLaunchCooperativeKernel_ptsz,
      NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz);
 SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx, NT_SAN_CBID_DRIVER_cuLaunchKernelEx);
 SAME(SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz, NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz);
+SAME(SANITIZER_CBID_DRIVER_API_cuGraphLaunch, NT_SAN_CBID_DRIVER_cuGraphLaunch);
+SAME(SANITIZER_CBID_DRIVER_API_cuGraphLaunch_ptsz, NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz);
 
 SAME(sizeof(Sanitizer_CallbackData), sizeof(struct nt_san_api_data));
 FIELD(Sanitizer_CallbackData, nt_san_api_data, callbackSite);

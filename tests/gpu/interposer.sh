@@ -159,6 +159,26 @@ if int(m["windows"]) < 2 or int(m["dark_spans"]) < 1:
 PY
 }
 check train-dark train_dark
+# The same for a program that only replays a captured step after its
+# warm-up: the callbacks go off (and modules switch) at cuGraphLaunch's
+# entry into the driver.  The window opens in the warm-up; with budget=2
+# the next may open about 50 window-lengths later, in the replays, where
+# graph nodes are traced again.
+train_graphs_dark() {
+	with_opts '^step [0-9]+ loss' '' traced train-graphs-dark all,window=1000,skip=1000,budget=2 1 \
+		python3 $T --graphs --steps 800 || return 1
+	python3 - "$W/train-graphs-dark"/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "dark_spans", "dark_s")},
+      "graph nodes traced", nodes[0], "in", nodes[1], "replays")
+if int(m["windows"]) < 2 or int(m["dark_spans"]) < 1 or nodes[0] < 1:
+    sys.exit("want 2 windows or more, a dark span and graph nodes traced")
+PY
+}
+check train-graphs-dark train_graphs_dark
 check train-per-kernel with_opts '^step [0-9]+ loss' '' traced train-first first=8,every=1000 1 python3 $T --steps 30
 check train-all with_opts '^step [0-9]+ loss' 1 traced train-all all 1 python3 $T --steps 10
 # A STREAM triad of 262,144 blocks per launch.
