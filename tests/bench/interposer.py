@@ -40,8 +40,8 @@ it.  What is timed:
   startup   200 starts of /bin/true: what a process that never uses CUDA pays
 
 Configurations: bare (untraced), off (--mode off: the library loaded,
-no backend started), none (--sample none: the Compute Sanitizer loaded and
-subscribed to, no callback asked for), default, all,
+no backend started), none (--sample none: the blocks backend with nothing
+to sample, so the Compute Sanitizer is not even loaded), default, all,
 kernels (--mode kernels), countall (the default policy with --count-all:
 the launch callbacks stay on between windows, as before they went off),
 and any --policy NAME=POLICY.
@@ -53,9 +53,12 @@ the interval is their range, 94%).  --goal CONFIG=RATIO (e.g. none=1.01)
 says of each metric whether the interval shows the goal met (upper end
 at or below it), missed (lower end above it) or neither: on a shared
 host a training loop's runs vary by 15-35% (docs/results/2026-12-01-
-session12.md), and then neither is the honest answer.
+session12.md), and then neither is the honest answer.  --pin CPUS runs
+every program on those CPUs only (taskset), to see whether the drift
+between runs is the scheduler's.
 
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
+                      [--pin CPUS]
 Environment: BUILD (build folder, default build).  Each run's numbers go to
 stderr as it ends, the table to stdout at the end of each workload.
 """
@@ -120,9 +123,11 @@ def verdict(lo, hi, goal):
     return "goal met" if hi <= goal else "goal missed" if lo > goal else "cannot tell"
 
 
-def run_once(cmd, cfg, metrics, out_dir):
+def run_once(cmd, cfg, metrics, out_dir, pin=None):
     args = cmd if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir,
                                     *cfg, "--", *cmd]
+    if pin:
+        args = ["taskset", "-c", pin, *args]
     t0, u0 = time.perf_counter(), time.time()
     p = subprocess.run(args, capture_output=True, text=True)
     wall, u1 = time.perf_counter() - t0, time.time()
@@ -165,6 +170,8 @@ def main():
                     help="NAME=POLICY: one more configuration, --sample POLICY")
     ap.add_argument("--goal", action="append", default=[],
                     help="CONFIG=RATIO: say whether each metric's ratio is shown within it")
+    ap.add_argument("--pin", help="CPUS: run every program on these CPUs only (taskset -c CPUS), "
+                    "its tracer's thread included")
     a = ap.parse_args()
     goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
     for extra in a.policy:
@@ -174,13 +181,13 @@ def main():
     out_dir = tempfile.mkdtemp()
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
     print(f"{a.reps} interleaved repetitions, medians; ratios to bare; then each repetition's ratio "
-          "to its bare run, median [min-max]")
+          "to its bare run, median [min-max]" + (f"; every run on CPUs {a.pin}" if a.pin else ""))
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         runs = {c: [] for c in configs}
         for rep in range(a.reps):
             for c in configs:
-                runs[c].append(run_once(cmd, CONFIGS[c], metrics, out_dir))
+                runs[c].append(run_once(cmd, CONFIGS[c], metrics, out_dir, a.pin))
                 # as it comes, on stderr: a run cut short by a time limit
                 # still says what it measured
                 print(f"{w} repetition {rep + 1} {c}: " +
