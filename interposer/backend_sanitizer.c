@@ -346,7 +346,7 @@ static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *wh
 	nt_collector_dropped(seq, l, why);
 	if (why != LATER && why != GRAPH_LATER)
 		return;
-	nt_collector_retry(l->kernel);
+	nt_collector_retry(l);
 	if (tl.graph && tl.n_retried < (int)(sizeof(tl.retried) / sizeof(tl.retried[0])))
 		tl.retried[tl.n_retried++] = f;
 }
@@ -593,6 +593,16 @@ static void end_launch(void)
 	nt_inflight_leave(&inflight);
 }
 
+/* Once sampling is exhausted (max=), launches are only counted, but for
+ * DARK_GRACE launches after the last window's close while a traced
+ * configuration still wants native times (else max= left a trace
+ * without them). */
+static int natives_wanted(void)
+{
+	return nt_san_native_unmet() &&
+	       nt_collector_seen() - __atomic_load_n(&closed_at, __ATOMIC_RELAXED) < DARK_GRACE;
+}
+
 static void on_launch_begin(const struct nt_san_launch_data *d)
 {
 	struct nt_launch_info l;
@@ -606,7 +616,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
 	/* (a window still open is closed by one more decision) */
-	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open()) {
+	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open() && !natives_wanted()) {
 		nt_collector_count();
 		pending_dyn_smem = -1;
 		return;

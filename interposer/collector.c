@@ -297,11 +297,11 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	return flags;
 }
 
-void nt_collector_retry(const char *kernel)
+void nt_collector_retry(const struct nt_launch_info *l)
 {
 	pthread_mutex_lock(&col.lock);
 	if (col.started && !col.stop && col.sampling) {
-		nt_sampling_retry(col.sampling, kernel);
+		nt_sampling_retry(col.sampling, l->kernel, (int64_t)l->grid[0] * l->grid[1] * l->grid[2]);
 		/* it may have undone max='s last pick */
 		__atomic_store_n(&col.exhausted, nt_sampling_exhausted(col.sampling), __ATOMIC_RELAXED);
 	}

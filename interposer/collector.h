@@ -67,9 +67,9 @@ int nt_collector_driver_wait(double wait_s);
 int nt_collector_from_start(void);
 uint64_t nt_collector_count(void);
 
-/* The launch of kernel just sampled to be traced could not be, for a
- * reason its next launch will not have: nt_sampling_retry(). */
-void nt_collector_retry(const char *kernel);
+/* The launch l just sampled to be traced could not be, for a reason its
+ * kernel's next launch will not have: nt_sampling_retry(). */
+void nt_collector_retry(const struct nt_launch_info *l);
 /* The window closed at the last NT_SAMPLE_CLOSE is over: its modules are
  * unpatched (counts towards the policy's budget=). */
 void nt_collector_window_done(void);

@@ -145,6 +145,8 @@ void nt_san_native_end(CUstream stream);
 /* 1 when a launch to be timed natively found no events: the next
  * launch's entry should make some (nt_san_native_prepare). */
 int nt_san_native_needed(void);
+/* 1 while a traced configuration has fewer native times than it wants. */
+int nt_san_native_unmet(void);
 /* At a launch's entry into the driver, before its locks (not on a
  * capturing stream): makes the events native timing will need in the
  * current context (none are made in launch callbacks). */

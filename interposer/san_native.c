@@ -43,6 +43,7 @@ struct want {
 	int got, pending;
 	UT_hash_handle hh;
 };
+static int unmet;	/* wants with fewer than PER_CONFIG times (atomic) */
 
 struct timing {
 	CUcontext ctx;
@@ -114,6 +115,11 @@ static int put_event(CUcontext ctx, CUevent e, int ctx_cap)
 	pool[n_pool].ctx = ctx;
 	pool[n_pool++].e = e;
 	return 0;
+}
+
+int nt_san_native_unmet(void)
+{
+	return !__atomic_load_n(&off, __ATOMIC_RELAXED) && __atomic_load_n(&unmet, __ATOMIC_RELAXED) > 0;
 }
 
 int nt_san_native_needed(void)
@@ -229,6 +235,7 @@ void nt_san_native_want(const struct nt_launch_info *l, CUfunction f)
 	if (!w && (w = calloc(1, sizeof(*w)))) {
 		w->key = k;
 		HASH_ADD(hh, wants, key, sizeof(k), w);
+		__atomic_add_fetch(&unmet, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 }
@@ -273,6 +280,8 @@ static void done(void *cookie)
 	unlink_timing(t);
 	if (!t->dead) {
 		t->w->pending--;
+		if (t->ok && t->w->got + 1 == PER_CONFIG)
+			__atomic_sub_fetch(&unmet, 1, __ATOMIC_RELAXED);
 		t->w->got += t->ok;
 		full_a = put_event(t->ctx, t->before, 1);
 		full_b = put_event(t->ctx, t->after, 1);

@@ -434,7 +434,7 @@ void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks)
 		s->window_blocks += blocks;
 }
 
-void nt_sampling_retry(struct nt_sampling *s, const char *mangled)
+void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t blocks)
 {
 	struct kernel_count *k = NULL;
 
@@ -447,6 +447,14 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled)
 	s->retry_kernels++;
 	if (s->traced > 0)
 		s->traced--;
+	/* nor does it count towards window= or blocks=: a window that opens
+	 * at a graph launch of more nodes than window= (PyTorch's captured
+	 * step: 1,114), whose modules are patched only as the next graph
+	 * launch enters the driver, would else close at the end of the first
+	 * with nothing traced (session 17, run 3) */
+	if (s->in_window > 0)
+		s->in_window--;
+	s->window_blocks -= blocks > 0 && blocks <= s->window_blocks ? blocks : 0;
 }
 
 int nt_sampling_open(const struct nt_sampling *s)

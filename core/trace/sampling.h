@@ -27,10 +27,11 @@
  *
  * and when (the windows):
  *
- *   window=N   windows of N consecutive launches (of every kernel); one
- *              window, unless budget= allows more; the per-kernel counts
- *              of first= and every= then count only launches inside
- *              windows
+ *   window=N   windows of N consecutive launches (of every kernel; a
+ *              launch whose pick moves on, nt_sampling_retry, does not
+ *              count, here or in blocks=); one window, unless budget=
+ *              allows more; the per-kernel counts of first= and every=
+ *              then count only launches inside windows
  *   skip=N     no window opens during the first N launches (warm-up)
  *   idle=N     a window also closes after N launches in a row with none
  *              traced (default NT_SAMPLING_IDLE), and at once when max= is
@@ -128,8 +129,9 @@ int nt_sampling_from_start(const struct nt_sampling *s);
  * instrumented before it): the pick moves to the kernel's next launch,
  * which a window without window= stays open for (until idle=; a pick
  * whose window closes first is gone).  Once per kernel and window; the
- * launch then counts as not traced (max=). */
-void nt_sampling_retry(struct nt_sampling *s, const char *mangled);
+ * launch (of `blocks` blocks) then counts as not traced (max=) and not
+ * towards window= or blocks=. */
+void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t blocks);
 
 /* A launch decide() chose to trace has this many blocks (its grid): they
  * count towards blocks= of the open window. */

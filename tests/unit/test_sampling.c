@@ -298,7 +298,7 @@ static void play(struct nt_sampling *s, const char *launches, const char *want)
 		int d;
 
 		if (*p == '!') {
-			nt_sampling_retry(s, name);
+			nt_sampling_retry(s, name, 1);
 			continue;
 		}
 		snprintf(name, sizeof(name), "_Z1%cv", *p);
@@ -340,12 +340,31 @@ static void test_retry(void **state)
 	play(s, "a!bbbab", "TT00TC");
 	nt_sampling_free(s);
 
+	/* under window=, a retried launch does not count towards it: a
+	 * window of 2 holds a's retried launch, b's and a's next */
+	s = parse_ok("all,window=2");
+	play(s, "a!bab", "TTTC");
+	nt_sampling_stats(s, 0, &st);
+	assert_int_equal(st.traced, 2);
+	nt_sampling_free(s);
+
+	/* ... nor towards blocks=: a's 150 blocks, retried, leave the window
+	 * open for b, whose 150 close it */
+	s = parse_ok("all,window=10,blocks=100");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_blocks(s, 150);
+	nt_sampling_retry(s, "_Z1av", 150);
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_TRACE);
+	nt_sampling_blocks(s, 150);
+	assert_int_equal(nt_sampling_decide(s, "_Z1cv", NULL, 0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+
 	/* nothing to retry outside a window, or for an unknown kernel */
 	s = parse_ok("every=5");
-	nt_sampling_retry(s, "_Z1av");
+	nt_sampling_retry(s, "_Z1av", 1);
 	play(s, "a", "T");
-	nt_sampling_retry(s, "_Z1zv");
-	nt_sampling_retry(s, NULL);
+	nt_sampling_retry(s, "_Z1zv", 1);
+	nt_sampling_retry(s, NULL, 1);
 	play(s, "a", "C");
 	nt_sampling_free(s);
 }
