@@ -360,17 +360,39 @@ static int retried_here(CUfunction f)
 	return 0;
 }
 
+/* Wait for the work queued on stream before modules are patched: on the
+ * H200, patching at a graph launch's entry while earlier replays of that
+ * graph were still queued on its stream (a GPU-bound replay loop) ran a
+ * replay into "illegal instruction" (session 17, run 4); an unpatch
+ * waits by itself (74 took 0.9 s there).  0 when done. */
+static int drain(CUstream stream)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	CUcontext ctx = NULL;
+	nt_san_stream h;
+	double t0 = nt_now_s();
+	int r = -1;
+
+	if (cu && !cu->cuCtxGetCurrent(&ctx) && ctx && !nt_san.sanitizerGetStreamHandle(ctx, stream, &h))
+		r = nt_san.sanitizerStreamSynchronize(h) ? -1 : 0;
+	nt_san_slow(nt_now_s() - t0);
+	return r;
+}
+
 /* At a launch's entry into the driver (its API callback, before the
- * launch callbacks): the modules traced launches asked for, when this
- * thread is the only one using CUDA lately and no launch is in flight. */
-static void switch_before_launch(void)
+ * launch callbacks; stream: the launch's): the modules traced launches
+ * asked for, when this thread is the only one using CUDA lately and no
+ * launch is in flight, once the stream's queued work is done (else at a
+ * later launch). */
+static void switch_before_launch(CUstream stream)
 {
 	try_close();
 	if (!nt_san_any_wanted() || !nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0))
 		return;
 	if (!switch_begin())
 		return;
-	nt_san_patch_wanted();
+	if (!drain(stream))
+		nt_san_patch_wanted();
 	switch_end();
 }
 
@@ -441,7 +463,7 @@ static void before_launch(CUstream stream, int graph)
 		return;
 	relax();
 	if (switching)
-		switch_before_launch();
+		switch_before_launch(stream);
 	if (events)
 		nt_san_native_prepare();
 }
