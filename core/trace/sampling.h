@@ -55,7 +55,8 @@
  * Without window=, windows follow the selected launches: one opens at a
  * launch the terms select (once skip= and budget= allow it) and closes
  * after idle= launches with none selected, or at the first launch not
- * selected once no kernel traced in it has first= launches to come (only
+ * selected once no kernel traced in it has first= launches to come, or
+ * once NT_SAMPLING_QUOTA_IDLE launches in a row were not selected (only
  * all keeps a window open through launches it does not select); first=
  * and every= count every launch of the kernel, inside windows or not.
  * A selected launch that the interposer cannot trace yet (its module is
@@ -81,6 +82,7 @@
 
 #define NT_SAMPLING_DEFAULT "all,window=1000,skip=1000,budget=1"
 #define NT_SAMPLING_IDLE 256
+#define NT_SAMPLING_QUOTA_IDLE 16
 
 /* nt_sampling_decide()'s answer, a bit set. */
 enum {

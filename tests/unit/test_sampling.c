@@ -274,6 +274,18 @@ static void test_idle(void **state)
 	/* a's three are done: the next launch not picked closes at once */
 	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0), NT_SAMPLE_CLOSE);
 	nt_sampling_free(s);
+	/* under the default idle=, a kernel with first= launches to come
+	 * holds the window for NT_SAMPLING_QUOTA_IDLE launches not picked
+	 * (a triad's fill, launched twice, held it through every triad) */
+	s = parse_ok("first=8,every=1000");
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z4fillv", NULL, 0), NT_SAMPLE_TRACE);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z5triadv", NULL, 0), NT_SAMPLE_TRACE);
+	for (int i = 0; i < NT_SAMPLING_QUOTA_IDLE; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z5triadv", NULL, 0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z5triadv", NULL, 0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
 	/* the default idle limit, under all */
 	s = parse_ok("all,match=_Z1a*");
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0), NT_SAMPLE_TRACE);
