@@ -22,8 +22,8 @@
  * in its exec and kernel's table, san_nodes.c, which becomes the kernel's
  * per-function data, taken by all its nodes when the graph is queued),
  * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
- * meanwhile is closed as the next launch, plain or graph, enters the
- * driver).  An untraced kernel node
+ * meanwhile is closed at the next plain launch, or at the next graph
+ * launch when it patched nothing).  An untraced kernel node
  * of a patched module gets NULL data (node_without_data); a module that
  * launches from the device is never patched (san_modules.c).  Between
  * windows, while the policy can open none, none of these callbacks comes:
@@ -45,14 +45,19 @@
  * stream of its own (session 12, run 5).  So the patches are added to a
  * context as its modules load, modules are patched as they load while
  * the policy traces from the first launch (nt_sampling_from_start), and
- * otherwise every switch happens at a launch's entry into the driver (the
- * driver API callback of cuLaunchKernel and its kin, or of cuGraphLaunch,
- * before the launch callbacks):
+ * otherwise every switch happens at a plain launch's entry into the
+ * driver (its driver API callback, before the launch callbacks):
  * switch_before_launch() patches the modules earlier traced launches
  * asked for (those launches are dropped: the first launch of a module's
  * kernels in a window is not traced, the kernel's next one is instead)
- * and closes windows.  Never in a
- * graph launch's callbacks (there patching hung too).  And only while one thread at
+ * and closes windows.  Never in a graph launch's callbacks (there
+ * patching hung too), nor at its entry (cuGraphLaunch's API callback):
+ * there a GPU-bound replay loop of PyTorch's captured step, patched as a
+ * replay entered the driver, ran a later replay into "illegal
+ * instruction" twice in two runs, with the replay's stream waited for
+ * before the patch as well (session 17, runs 4 and 5).  A graph launch's
+ * entry only closes a window that patched nothing, and turns the
+ * callbacks off between windows.  And only while one thread at
  * a time uses CUDA: with other threads in the driver a switch in a launch
  * callback hung (8 threads x 4 streams: the launch held the driver's lock
  * and wanted the sanitizer's, another thread the other way round), so a
@@ -284,8 +289,9 @@ static uint64_t closed_at;
 
 /* Close the window sampling closed, if no launch is in flight: at a
  * launch's entry into the driver (switch_before_launch), never inside a
- * launch's callbacks. */
-static void try_close(void)
+ * launch's callbacks; at a graph launch's only while no module is
+ * patched (nothing to unpatch: see switch_before_launch). */
+static void try_close(int graph)
 {
 	int closed;
 
@@ -304,7 +310,7 @@ static void try_close(void)
 		nt_inflight_want_close(&inflight);
 		return;
 	}
-	closed = !nt_san_unpatch_all();
+	closed = graph && any_patched() ? 0 : !nt_san_unpatch_all();
 	if (closed) {	/* before the switch ends: maybe_dark() must see it */
 		nt_collector_window_done();
 		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
@@ -322,7 +328,7 @@ static void try_close(void)
  * patches it as the next launch enters the driver, before its locks. */
 static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)",
 		  GRAPH_LATER[] = "its module was not instrumented (a graph launch cannot switch modules; it is "
-				  "instrumented before a later launch)";
+				  "instrumented before a later plain launch)";
 
 static const char *patch(CUmodule mod)
 {
@@ -360,39 +366,18 @@ static int retried_here(CUfunction f)
 	return 0;
 }
 
-/* Wait for the work queued on stream before modules are patched: on the
- * H200, patching at a graph launch's entry while earlier replays of that
- * graph were still queued on its stream (a GPU-bound replay loop) ran a
- * replay into "illegal instruction" (session 17, run 4); an unpatch
- * waits by itself (74 took 0.9 s there).  0 when done. */
-static int drain(CUstream stream)
-{
-	const struct nt_cuda *cu = nt_san_cuda();
-	CUcontext ctx = NULL;
-	nt_san_stream h;
-	double t0 = nt_now_s();
-	int r = -1;
-
-	if (cu && !cu->cuCtxGetCurrent(&ctx) && ctx && !nt_san.sanitizerGetStreamHandle(ctx, stream, &h))
-		r = nt_san.sanitizerStreamSynchronize(h) ? -1 : 0;
-	nt_san_slow(nt_now_s() - t0);
-	return r;
-}
-
 /* At a launch's entry into the driver (its API callback, before the
- * launch callbacks; stream: the launch's): the modules traced launches
- * asked for, when this thread is the only one using CUDA lately and no
- * launch is in flight, once the stream's queued work is done (else at a
- * later launch). */
-static void switch_before_launch(CUstream stream)
+ * launch callbacks): the modules traced launches asked for, when this
+ * thread is the only one using CUDA lately and no launch is in flight;
+ * at a graph launch's (graph), only a close with nothing to unpatch. */
+static void switch_before_launch(int graph)
 {
-	try_close();
-	if (!nt_san_any_wanted() || !nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0))
+	try_close(graph);
+	if (graph || !nt_san_any_wanted() || !nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0))
 		return;
 	if (!switch_begin())
 		return;
-	if (!drain(stream))
-		nt_san_patch_wanted();
+	nt_san_patch_wanted();
 	switch_end();
 }
 
@@ -444,14 +429,16 @@ static void maybe_dark(void)
  * only one using CUDA lately, no launch of its own is in flight, and the
  * stream is not being captured (under global capture mode a call that
  * may synchronise would break the capture).  Events (native timings of
- * the plain launch that follows) only before a plain launch. */
+ * the plain launch that follows) only before a plain launch, and at a
+ * graph launch's no module switch (switch_before_launch). */
 static void graph_end(void);
 
 static void before_launch(CUstream stream, int graph)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	int switching = (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
+	int switching = graph ? nt_inflight_close_wanted(&inflight) && !any_patched()
+			      : (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
 	    events = !graph && nt_san_native_needed();
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
@@ -463,7 +450,7 @@ static void before_launch(CUstream stream, int graph)
 		return;
 	relax();
 	if (switching)
-		switch_before_launch(stream);
+		switch_before_launch(graph);
 	if (events)
 		nt_san_native_prepare();
 }

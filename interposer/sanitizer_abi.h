@@ -50,8 +50,8 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 
 /* Sanitizer_CallbackIdDriverApi (the same numbers as CUPTI's driver
  * cbids): the launches whose parameters carry the dynamic shared memory,
- * and the graph launches (where a switch may happen before the driver's
- * locks, as at a plain launch's). */
+ * and the graph launches (where the launch callbacks may go off between
+ * windows). */
 #define NT_SAN_CBID_DRIVER_cuLaunchKernel 307
 #define NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz 442
 #define NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel 477
