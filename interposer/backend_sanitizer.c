@@ -305,17 +305,25 @@ static void try_close(int graph)
 		nt_collector_window_done();
 		return;
 	}
-	if (!switch_begin()) {
-		/* our own thread is in the driver: at a later launch */
+	/* with nothing to unpatch the close makes no sanitizer call: no
+	 * need to keep the collector's thread out of the driver */
+	if (graph ? any_patched() : !switch_begin()) {
+		/* our own thread is in the driver, or a graph launch found a
+		 * module patched: at a later (plain) launch */
 		nt_inflight_want_close(&inflight);
+		if (graph)
+			nt_inflight_closed(&inflight);
 		return;
 	}
-	closed = graph && any_patched() ? 0 : !nt_san_unpatch_all();
+	closed = !nt_san_unpatch_all();
 	if (closed) {	/* before the switch ends: maybe_dark() must see it */
 		nt_collector_window_done();
 		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
 	}
-	switch_end();
+	if (graph)
+		nt_inflight_closed(&inflight);
+	else
+		switch_end();
 	if (!closed)
 		nt_inflight_want_close(&inflight);	/* a module was being patched */
 }

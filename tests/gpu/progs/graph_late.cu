@@ -1,8 +1,9 @@
 // A graph exec whose module is instrumented after the exec was made
 // (tests/gpu/interposer.sh, graph-late-patch): three launches of one
 // kernel captured into a graph and instantiated, the graph replayed 20
-// times, then 10 plain launches of the kernel (a sampling window opening
-// among them patches its module at a plain launch's entry), then the
+// times and waited for, then 10 plain launches of the kernel (a sampling
+// window opening among them patches its module at a plain launch's
+// entry), then the
 // graph replayed 20 times more, back to back, and 10 plain launches
 // after.  Prints a checksum (the same with and without tracing) and the
 // number of kernel node launches made after the plain launches began.
@@ -45,6 +46,9 @@ int main(void)
 	CHECK(cudaGraphInstantiate(&ge, g, 0));
 	for (int r = 0; r < 20; r++)
 		CHECK(cudaGraphLaunch(ge, s));
+	// nothing of the exec queued or running when the module is patched:
+	// only the exec's age differs from graphs.cu's case
+	CHECK(cudaStreamSynchronize(s));
 	for (int i = 0; i < 10; i++)
 		bump<<<blocks, threads, 0, s>>>(y, 0.25f * i, n);
 	for (int r = 0; r < 20; r++, nodes += 3)
