@@ -56,10 +56,10 @@
  * launch the terms select (once skip= and budget= allow it) and closes
  * after idle= launches with none selected, or at the first launch not
  * selected once no kernel traced in it has first= launches to come, or
- * once NT_SAMPLING_QUOTA_IDLE launches in a row were not selected, whatever
- * idle= says (only
- * all keeps a window open through launches it does not select); first=
- * and every= count every launch of the kernel, inside windows or not.
+ * once NT_SAMPLING_QUOTA_IDLE launches in a row were not selected,
+ * whatever idle= says (only all keeps a window open through launches it
+ * does not select); first= and every= count every launch of the kernel,
+ * inside windows or not.
  * A selected launch that the interposer cannot trace yet (its module is
  * instrumented only before a later launch) hands its selection to the
  * kernel's next launch (nt_sampling_retry), and the window waits for it.
