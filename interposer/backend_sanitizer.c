@@ -287,6 +287,11 @@ static void switch_end(void)
 /* Launches so far when the last window's modules were unpatched. */
 static uint64_t closed_at;
 
+static uint64_t launches_since_close(void)
+{
+	return nt_collector_seen() - __atomic_load_n(&closed_at, __ATOMIC_RELAXED);
+}
+
 /* Close the window sampling closed, if no launch is in flight: at a
  * launch's entry into the driver (switch_before_launch), never inside a
  * launch's callbacks; at a graph launch's only while no module is
@@ -421,7 +426,7 @@ static void maybe_dark(void)
 	    nt_inflight_close_wanted(&inflight) || nt_san_any_wanted() || any_patched())
 		return;
 	until = nt_collector_next_open(&last);
-	since = seen - __atomic_load_n(&closed_at, __ATOMIC_RELAXED);
+	since = launches_since_close();
 	if (until - nt_now_s() < DARK_MIN_S || since < DARK_GRACE || since < (uint64_t)last)
 		return;
 	if (!nt_inflight_try_switch(&inflight, 0))
@@ -610,14 +615,19 @@ static void end_launch(void)
 	nt_inflight_leave(&inflight);
 }
 
-/* Once sampling is exhausted (max=), launches are only counted, but for
- * DARK_GRACE launches after the last window's close while a traced
- * configuration still wants native times (else max= left a trace
- * without them). */
+/* Sampling is exhausted (max=), no module is patched and no window is
+ * left to close: a launch is only counted. */
+static int sampling_over(void)
+{
+	return nt_collector_exhausted() && !any_patched() && !nt_collector_window_open();
+}
+
+/* ... but a plain launch not for DARK_GRACE launches after the last
+ * window's close while a traced configuration still wants native times
+ * (else max= left a trace without them). */
 static int natives_wanted(void)
 {
-	return nt_san_native_unmet() &&
-	       nt_collector_seen() - __atomic_load_n(&closed_at, __ATOMIC_RELAXED) < DARK_GRACE;
+	return nt_san_native_unmet() && launches_since_close() < DARK_GRACE;
 }
 
 static void on_launch_begin(const struct nt_san_launch_data *d)
@@ -633,7 +643,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
 	/* (a window still open is closed by one more decision) */
-	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open() && !natives_wanted()) {
+	if (sampling_over() && !natives_wanted()) {
 		nt_collector_count();
 		pending_dyn_smem = -1;
 		return;
@@ -761,7 +771,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph_upload = g->isGraphUpload != 0;
 	tl.conditional = 0;
 	tl.exec_seen = 0;
-	if (nt_collector_exhausted() && !any_patched() && !nt_collector_window_open())
+	if (sampling_over())
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;

@@ -273,6 +273,11 @@ uint64_t nt_collector_count(void)
 	return __atomic_add_fetch(&col.seq, 1, __ATOMIC_RELAXED);
 }
 
+static int64_t grid_blocks(const struct nt_launch_info *l)
+{
+	return (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+}
+
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
 	char *dm = NULL;
@@ -286,7 +291,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 			dm = nt_demangle(l->kernel);
 		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
 		if (flags & NT_SAMPLE_TRACE)
-			nt_sampling_blocks(col.sampling, (int64_t)l->grid[0] * l->grid[1] * l->grid[2]);
+			nt_sampling_blocks(col.sampling, grid_blocks(l));
 		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
 		if (nt_sampling_exhausted(col.sampling))
 			__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
@@ -301,7 +306,7 @@ void nt_collector_retry(const struct nt_launch_info *l)
 {
 	pthread_mutex_lock(&col.lock);
 	if (col.started && !col.stop && col.sampling) {
-		nt_sampling_retry(col.sampling, l->kernel, (int64_t)l->grid[0] * l->grid[1] * l->grid[2]);
+		nt_sampling_retry(col.sampling, l->kernel, grid_blocks(l));
 		/* it may have undone max='s last pick */
 		__atomic_store_n(&col.exhausted, nt_sampling_exhausted(col.sampling), __ATOMIC_RELAXED);
 	}
