@@ -23,7 +23,10 @@
  * per-function data, taken by all its nodes when the graph is queued),
  * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
  * meanwhile is closed at the next plain launch, or at the next graph
- * launch when it patched nothing).  An untraced kernel node
+ * launch when it patched nothing).  A node is traced only when its module
+ * is patched: it never asks for it, since a module that a live graph
+ * exec runs is never patched (an exec keeps the code its modules had when
+ * it was made: san_execs.c).  An untraced kernel node
  * of a patched module gets NULL data (node_without_data); a module that
  * launches from the device is never patched (san_modules.c).  Between
  * windows, while the policy can open none, none of these callbacks comes:
@@ -113,8 +116,6 @@ static _Thread_local struct {
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
 	int took;		/* ... record buffers taken for a node */
-	CUfunction retried[8];	/* ... kernels whose pick a node handed on */
-	int n_retried;
 	int moved;		/* ... on another stream than the exec's last */
 	int relaxed;		/* capture mode relaxed in this callback */
 	CUstreamCaptureMode mode;	/* ... what it was */
@@ -338,10 +339,10 @@ static void try_close(int graph)
  * callback: there sanitizerPatchModule waited for a driver lock that the
  * launch held, for ever (PyTorch's optimizer step on a stream of its own,
  * session 12, run 5).  It asks for it instead, and switch_before_launch()
- * patches it as the next launch enters the driver, before its locks. */
-static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)",
-		  GRAPH_LATER[] = "its module was not instrumented (a graph launch cannot switch modules; it is "
-				  "instrumented before a later plain launch)";
+ * patches it as the next launch enters the driver, before its locks.  A
+ * graph node never asks: its exec lives, and a module a live exec runs
+ * is never patched (san_execs.c). */
+static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)";
 
 static const char *patch(CUmodule mod)
 {
@@ -350,33 +351,19 @@ static const char *patch(CUmodule mod)
 	if (module_patched(mod))
 		return NULL;
 	pthread_mutex_lock(&nt_san.lock);
-	why = nt_san_want(mod);
+	why = tl.graph ? nt_san_unpatchable(mod) : nt_san_want(mod);
 	pthread_mutex_unlock(&nt_san.lock);
-	return why ? why : tl.graph ? GRAPH_LATER : LATER;
+	return why ? why : tl.graph ? NT_SAN_HELD : LATER;
 }
 
-/* A traced launch of f dropped with why: when its module is patched
- * before the kernel's next launch, that one is traced instead (the
- * sampling's pick moves to it).  A graph node's goes past the kernel's
- * other nodes in the same graph launch (on_graph_node), which cannot
- * patch either. */
-static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *why, CUfunction f)
+/* A traced launch dropped with why: when its module is patched before
+ * the kernel's next launch, that one is traced instead (the sampling's
+ * pick moves to it). */
+static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *why)
 {
 	nt_collector_dropped(seq, l, why);
-	if (why != LATER && why != GRAPH_LATER)
-		return;
-	nt_collector_retry(l);
-	if (tl.graph && tl.n_retried < (int)(sizeof(tl.retried) / sizeof(tl.retried[0])))
-		tl.retried[tl.n_retried++] = f;
-}
-
-/* 1 when a node of f handed its pick on in this graph launch. */
-static int retried_here(CUfunction f)
-{
-	for (int i = 0; i < tl.n_retried; i++)
-		if (tl.retried[i] == f)
-			return 1;
-	return 0;
+	if (why == LATER)
+		nt_collector_retry(l);
 }
 
 /* At a launch's entry into the driver (its API callback, before the
@@ -468,6 +455,113 @@ static void before_launch(CUstream stream, int graph)
 		nt_san_native_prepare();
 }
 
+/* The calls that make, change and destroy graph execs (san_execs.c):
+ * made and changed at their exit, once they succeeded; destroyed at the
+ * entry, before the handle can name another exec. */
+static const uint32_t exec_calls[] = {
+	NT_SAN_CBID_DRIVER_cuGraphInstantiate,
+	NT_SAN_CBID_DRIVER_cuGraphInstantiate_v2,
+	NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags,
+	NT_SAN_CBID_DRIVER_cuGraphInstantiateWithParams,
+	NT_SAN_CBID_DRIVER_cuGraphInstantiateWithParams_ptsz,
+	NT_SAN_CBID_DRIVER_cuGraphExecUpdate,
+	NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2,
+	NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2,
+	NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecDestroy,
+};
+
+/* 1 when cbid is one of exec_calls (and handled). */
+static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
+{
+	const void *p = d->functionParams;
+	const CUresult *ret = d->functionReturnValue;
+	CUgraphExec *made = NULL, exec = NULL;
+	CUgraph graph = NULL;
+	CUfunction f = NULL;
+	CUkernel k = NULL;
+
+	if (cbid == NT_SAN_CBID_DRIVER_cuGraphExecDestroy) {
+		if (d->callbackSite == NT_SAN_API_ENTER && p)
+			nt_san_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
+		return 1;
+	}
+	switch (cbid) {
+#define MADE(name)                                                  \
+	case NT_SAN_CBID_DRIVER_##name:                             \
+		made = p ? ((const name##_params *)p)->phGraphExec : NULL; \
+		graph = p ? ((const name##_params *)p)->hGraph : NULL;     \
+		break;
+	MADE(cuGraphInstantiate)
+	MADE(cuGraphInstantiate_v2)
+	MADE(cuGraphInstantiateWithFlags)
+	MADE(cuGraphInstantiateWithParams)
+	MADE(cuGraphInstantiateWithParams_ptsz)
+#undef MADE
+	case NT_SAN_CBID_DRIVER_cuGraphExecUpdate:
+		exec = p ? ((const cuGraphExecUpdate_params *)p)->hGraphExec : NULL;
+		graph = p ? ((const cuGraphExecUpdate_params *)p)->hGraph : NULL;
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2:
+		exec = p ? ((const cuGraphExecUpdate_v2_params *)p)->hGraphExec : NULL;
+		graph = p ? ((const cuGraphExecUpdate_v2_params *)p)->hGraph : NULL;
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams:
+		if (p && ((const cuGraphExecKernelNodeSetParams_params *)p)->nodeParams) {
+			exec = ((const cuGraphExecKernelNodeSetParams_params *)p)->hGraphExec;
+			f = ((const cuGraphExecKernelNodeSetParams_params *)p)->nodeParams->func;
+		}
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2:
+		if (p && ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams) {
+			exec = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->hGraphExec;
+			f = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->func;
+			k = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->kern;
+		}
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams:
+		exec = p ? ((const cuGraphExecChildGraphNodeSetParams_params *)p)->hGraphExec : NULL;
+		graph = p ? ((const cuGraphExecChildGraphNodeSetParams_params *)p)->childGraph : NULL;
+		break;
+	case NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams: {
+		const CUgraphNodeParams *np = p ? ((const cuGraphExecNodeSetParams_params *)p)->nodeParams : NULL;
+
+		if (!np || (np->type != CU_GRAPH_NODE_TYPE_KERNEL && np->type != CU_GRAPH_NODE_TYPE_GRAPH))
+			return 1;
+		exec = ((const cuGraphExecNodeSetParams_params *)p)->hGraphExec;
+		if (np->type == CU_GRAPH_NODE_TYPE_KERNEL)
+			f = np->kernel.func, k = np->kernel.kern;
+		else
+			graph = np->graph.graph;
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (d->callbackSite != NT_SAN_API_EXIT || !ret || *ret != CUDA_SUCCESS)
+		return 1;
+	relax();	/* the driver queries, and a module a kernel's may load */
+	if (made && *made)
+		nt_san_exec_instantiated(d->context, *made, graph);
+	else if (exec && (graph || f || k))
+		nt_san_exec_updated(d->context, exec, graph, f, k);
+	return 1;
+}
+
+/* A graph exec made (the graphs domain's callback, inside its
+ * instantiation): opaque until that call's exit lists its modules. */
+static void on_exec_made(const struct nt_san_graphexec_data *d)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	CUcontext ctx = NULL;
+
+	if (!cu || cu->cuCtxGetCurrent(&ctx))
+		ctx = NULL;	/* then it holds every context's modules */
+	nt_san_exec_made(ctx, d->graphExec);
+}
+
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)
 {
 	l->kernel = d->functionName ? d->functionName : "?";
@@ -490,7 +584,7 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	CUstream stream = NULL;
 	int ptsz = 0, graph = 0;
 
-	if (d->callbackSite != NT_SAN_API_ENTER || !p)
+	if (on_exec_call(cbid, d) || d->callbackSite != NT_SAN_API_ENTER || !p)
 		return;
 	switch (cbid) {
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
@@ -665,7 +759,7 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 		if (!why)
 			why = trace(d, d->hStream, &l, seq, launch_data);
 		if (why)
-			dropped(seq, &l, why, d->function);
+			dropped(seq, &l, why);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched()) {
 		/* Patched code may run: it must find no data (not even a
@@ -775,7 +869,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.synced = tl.took = tl.n_retried = 0;
+	tl.synced = tl.took = 0;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
@@ -835,11 +929,6 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 	tl.launch_id = g->launchId;
 	l.graph_node = id_of(&graph_nodes, g->node);
 	l.graph_launch = g->launchId;
-	if (retried_here(d->function) && !module_patched(d->module)) {
-		/* its kernel's pick waits for a launch that can be traced */
-		nt_collector_count();
-		return;
-	}
 	flags = nt_collector_sample(&l, &seq);
 	if (flags & NT_SAMPLE_CLOSE)
 		nt_inflight_want_close(&inflight);	/* done as a later launch enters the driver */
@@ -863,7 +952,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		if (!why)
 			why = trace(d, node_stream(d), &l, seq, node_data);
 		if (why)
-			dropped(seq, &l, why, d->function);
+			dropped(seq, &l, why);
 	}
 	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched())
 		node_without_data(d);
@@ -955,6 +1044,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			on_graph_launch_begin(data);
 		else if (cbid == NT_SAN_CBID_GRAPHS_LAUNCH_END)
 			graph_end();
+		else if (cbid == NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED)
+			on_exec_made(data);
 		break;
 	case NT_SAN_CB_DOMAIN_RESOURCE:
 		if (cbid == NT_SAN_CBID_RESOURCE_MODULE_LOADED)
@@ -967,6 +1058,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_nodes_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_native_forget(((const struct nt_san_context_data *)data)->context);
+			nt_san_execs_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
 	}
@@ -1037,8 +1129,16 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
 			goto fail;
-	/* Of the driver API only the launch calls: their parameters carry
-	 * the dynamic shared memory, which the launch callback does not. */
+	/* Graph execs made, changed and destroyed, always (never dark: an
+	 * exec made meanwhile would go unseen; they come seldom). */
+	if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS,
+						 NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED)))
+		goto fail;
+	for (size_t i = 0; i < sizeof(exec_calls) / sizeof(exec_calls[0]); i++)
+		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, exec_calls[i])))
+			goto fail;
+	/* Of the driver API's other calls only the launches: their parameters
+	 * carry the dynamic shared memory, which the launch callback does not. */
 	if ((r = nt_san_launch_callbacks_on()))
 		goto fail;
 	return 0;

@@ -378,6 +378,14 @@ void nt_collector_window_done(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_graph_exec(int made, int unlisted)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.graph_execs += made;
+	col.run.graph_execs_unlisted += unlisted;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_module_loaded(double seconds)
 {
 	pthread_mutex_lock(&col.lock);

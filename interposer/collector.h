@@ -95,6 +95,9 @@ uint64_t nt_collector_seen(void);
 /* Time the backend spent switching modules, for the summary and the
  * trace's meta: patch (1) or unpatch (0), seconds. */
 void nt_collector_switched(int patch, double seconds);
+/* A graph exec was made (made 1), or one turned out to run kernels that
+ * could not all be listed (unlisted 1): for the summary and the meta. */
+void nt_collector_graph_exec(int made, int unlisted);
 /* A module-load callback took seconds (its cubin read, its patching):
  * counted for the exit summary's own time. */
 void nt_collector_module_loaded(double seconds);

@@ -11,6 +11,8 @@
  *   san_native.c   native timing of untraced launches with events
  *   san_nodes.c    CUDA graph nodes: a table per graph exec and kernel
  *                  from a node's grid id to its descriptor
+ *   san_execs.c    the live graph execs and the modules they run, which
+ *                  are never patched
  *   san_dark.c     the launch callbacks, off between sampling windows
  *   backend_sanitizer.c  the callbacks: launches, graph launches,
  *                  resources
@@ -86,6 +88,8 @@ int nt_san_patch(CUmodule mod, const char **why);
  * will be.  Closing a window (nt_san_unpatch_all) forgets what was asked
  * for. */
 const char *nt_san_want(CUmodule mod);
+/* Why mod can never be patched (nt_san.lock held), or NULL. */
+const char *nt_san_unpatchable(CUmodule mod);
 int nt_san_any_wanted(void);
 void nt_san_patch_wanted(void);
 /* A child after fork(). */
@@ -157,6 +161,24 @@ void nt_san_native_prepare(void);
 void nt_san_native_forget(CUcontext ctx);
 /* A child after fork(). */
 void nt_san_native_reset(void);
+
+/* san_execs.c: graph execs and the modules they run (nt_san.lock not
+ * held, but for nt_san_exec_holds).  An exec is made (the graphs
+ * domain's callback: its modules unknown yet), instantiated from graph
+ * (the instantiation's exit: its modules listed), updated (graph, or one
+ * kernel as a function f or library kernel k: their modules added), gone
+ * (destroyed, or its context is). */
+void nt_san_exec_made(CUcontext ctx, CUgraphExec exec);
+void nt_san_exec_instantiated(CUcontext ctx, CUgraphExec exec, CUgraph graph);
+void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k);
+void nt_san_exec_gone(CUgraphExec exec);
+void nt_san_execs_forget(CUcontext ctx);
+/* Why mod (of context ctx) must not be patched now: a live exec runs it,
+ * or one whose modules are not all known lives in ctx; NULL when it may
+ * be (nt_san.lock held). */
+const char *nt_san_exec_holds(CUmodule mod, CUcontext ctx);
+/* ... its first reason, and a graph node's whose module is not patched */
+extern const char NT_SAN_HELD[];
 
 /* san_dark.c: the callbacks of launches (the driver's launch calls,
  * launch begin and end, graph launches and their nodes).  On: at start;

@@ -124,13 +124,21 @@ const char *nt_san_want(CUmodule mod)
 	const char *why;
 
 	HASH_FIND_PTR(modules, &mod, ms);
-	if ((why = unpatchable(ms)))
+	if ((why = unpatchable(ms)) || (!ms->patched && (why = nt_san_exec_holds(mod, ms->ctx))))
 		return why;
 	if (!ms->wanted && !ms->patched) {
 		ms->wanted = 1;
 		__atomic_add_fetch(&n_wanted, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
+}
+
+const char *nt_san_unpatchable(CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	return unpatchable(ms);
 }
 
 int nt_san_any_wanted(void)
@@ -245,6 +253,8 @@ int nt_san_patch(CUmodule mod, const char **why)
 	HASH_FIND_PTR(modules, &mod, ms);
 	*why = unpatchable(ms);
 	patched = ms && ms->patched;
+	if (!*why && !patched)
+		*why = nt_san_exec_holds(mod, ms->ctx);
 	pthread_mutex_unlock(&nt_san.lock);
 	if (*why || patched) {
 		pthread_mutex_unlock(&patching);

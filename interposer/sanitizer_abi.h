@@ -60,9 +60,24 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz 653
 #define NT_SAN_CBID_DRIVER_cuGraphLaunch 514
 #define NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz 515
+/* ... and, at their exit, the calls that make a graph exec or change the
+ * kernels it runs (san_execs.c) */
+#define NT_SAN_CBID_DRIVER_cuGraphInstantiate 513
+#define NT_SAN_CBID_DRIVER_cuGraphInstantiate_v2 578
+#define NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags 643
+#define NT_SAN_CBID_DRIVER_cuGraphInstantiateWithParams 656
+#define NT_SAN_CBID_DRIVER_cuGraphInstantiateWithParams_ptsz 657
+#define NT_SAN_CBID_DRIVER_cuGraphExecUpdate 561
+#define NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2 696
+#define NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams 538
+#define NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2 692
+#define NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams 586
+#define NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams 714
+#define NT_SAN_CBID_DRIVER_cuGraphExecDestroy 516	/* at its entry */
 
 /* Sanitizer_ApiCallbackSite */
 #define NT_SAN_API_ENTER 0
+#define NT_SAN_API_EXIT 1
 
 typedef int nt_san_instruction;	/* Sanitizer_InstructionId */
 #define NT_SAN_INSTRUCTION_BLOCK_ENTER 1
@@ -144,7 +159,8 @@ struct nt_san_graph_launch_data {
 };
 
 /* Sanitizer_GraphExecData: a graph exec being made, made
- * (GRAPHEXEC_CREATING, _CREATED); tests/gpu/graphlog.c only */
+ * (GRAPHEXEC_CREATING, _CREATED); of GRAPHEXEC_DESTROYING's data only
+ * graphExec is read */
 struct nt_san_graphexec_data {
 	CUgraph graph;
 	CUgraphExec graphExec;

@@ -378,6 +378,8 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "launch_callbacks", run->launch_callbacks);
 	set_seconds(s, "launch_callback_s", run->launch_callback_ns / 1e9);
 	set_u64(s, "dark_spans", run->dark_spans);
+	set_u64(s, "graph_execs", run->graph_execs);
+	set_u64(s, "graph_execs_unlisted", run->graph_execs_unlisted);
 	set_seconds(s, "dark_s", run->dark_s);
 	set_u64(s, "modules", run->modules);
 	set_seconds(s, "module_s", run->module_s);

@@ -37,6 +37,8 @@ struct nt_run_counts {
 	uint64_t dark_spans;			/* blocks mode: launch callbacks off between windows ... */
 	double dark_s;				/* ... for this long (launches then not counted) */
 	int dark_at_exit;			/* ... and still off at exit */
+	uint64_t graph_execs;			/* blocks mode: graph execs made ... */
+	uint64_t graph_execs_unlisted;		/* ... whose kernels' modules were not all known */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
 };

@@ -11,12 +11,18 @@
  *   fake_app steps-long N  the loop of `steps` with kernel names as long as
  *                       PyTorch's (64 to 1,000 bytes; the training loop's
  *                       median is 149): what a name costs a launch
- *   fake_app graph R    a graph of three kernel nodes (one function twice)
- *                       replayed R times, with plain launches of the same
- *                       function between replays
+ *   fake_app graph R [apart]  a graph of three kernel nodes (one function
+ *                       twice) replayed R times, with plain launches of
+ *                       the same function between replays (apart: of
+ *                       triad, whose module the graph does not run)
  *   fake_app graph-replay R [MS]  four plain launches, then the graph of
  *                       `graph` replayed R times, MS ms apart, with no
  *                       plain launch between (a captured training step)
+ *   fake_app graph-cycle R [destroy]  two plain launches of gemm (module
+ *                       1), the graph of `graph` made (its first launch),
+ *                       then R rounds of 4 plain launches of gemm and 5
+ *                       replays; with destroy, the exec destroyed and 4
+ *                       plain launches more (graph_late.cu's `early`)
  *   fake_app graph-big R  a graph of three kernel nodes of 600 blocks
  *                       each, replayed R times
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
@@ -200,9 +206,32 @@ int main(int argc, char **argv)
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
 		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
 
+		int apart = argc > 3 && !strcmp(argv[3], "apart");
+
 		for (long r = 0; r < n; r++) {
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
-			launch(1, 1, 1, names[0], 100, 128, 0, 2);
+			if (apart)
+				launch(1, 3, 4, names[3], 100, 128, 0, 2);
+			else
+				launch(1, 1, 1, names[0], 100, 128, 0, 2);
+		}
+	} else if (argc > 1 && !strcmp(argv[1], "graph-cycle")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+
+		for (int i = 0; i < 2; i++)
+			launch(1, 1, 1, names[0], 100, 128, 0, 1);
+		for (long r = 0; r < n; r++) {
+			for (int i = 0; i < 4; i++)
+				launch(1, 1, 1, names[0], 100, 128, 0, 1);
+			for (int i = 0; i < 5; i++)
+				graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
+		}
+		if (argc > 3 && !strcmp(argv[3], "destroy")) {
+			((void (*)(long))sym(hs, "fakegpu_graph_destroy"))(7);
+			for (int i = 0; i < 4; i++)
+				launch(1, 1, 1, names[0], 100, 128, 0, 1);
 		}
 	} else if (argc > 1 && !strcmp(argv[1], "graph-big")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 2, 3 };
@@ -262,7 +291,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-cycle|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

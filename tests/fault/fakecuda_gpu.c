@@ -12,6 +12,12 @@
  * which fake_app calls as it destroys the context), aborts: the driver
  * may have given its handle to another event by then.
  *
+ * Graphs: fakecuda_graph_define(G, N, FUNCS, MODS) makes graph G of N
+ * kernel nodes (node i runs function FUNCS[i] of module MODS[i]), which
+ * cuGraphGetNodes and its kin then describe; with FAKECUDA_CONDITIONAL=1
+ * its first node is a conditional node instead (whose bodies the driver
+ * cannot list).
+ *
  * Stream capture: fakecuda_capture_begin(S) starts a capture of stream S
  * in CU_STREAM_CAPTURE_MODE_GLOBAL (PyTorch's mode) and
  * fakecuda_capture_end() ends it, 1 when it was invalidated.  Meanwhile a
@@ -292,5 +298,93 @@ CUresult cuEventDestroy(CUevent e)
 	hangs_in_launch("cuEventDestroy");
 	if (event_slot(e, "cuEventDestroy"))
 		__atomic_store_n(&events[(long)(uintptr_t)e].gen, 0, __ATOMIC_SEQ_CST);
+	return CUDA_SUCCESS;
+}
+
+/* Graphs by handle: their kernel nodes' functions, and each function's
+ * module. */
+#define MAX_GRAPHS 4096
+#define MAX_GRAPH_NODES 64
+static struct {
+	int n;
+	long funcs[MAX_GRAPH_NODES];
+} graphs[MAX_GRAPHS];
+static long func_mods[MAX_GRAPHS];
+
+__attribute__((visibility("default"))) void fakecuda_graph_define(long graph, int n, const long *funcs,
+								  const long *mods)
+{
+	if (graph <= 0 || graph >= MAX_GRAPHS || n > MAX_GRAPH_NODES)
+		return;
+	graphs[graph].n = n;
+	for (int i = 0; i < n; i++) {
+		graphs[graph].funcs[i] = funcs[i];
+		if (funcs[i] > 0 && funcs[i] < MAX_GRAPHS)
+			func_mods[funcs[i]] = mods[i];
+	}
+}
+
+/* Node i of graph g is g * 100 + i + 1. */
+static int node_of(CUgraphNode node, long *graph)
+{
+	long id = (long)(uintptr_t)node - 1;
+
+	*graph = id / 100;
+	if (id < 0 || *graph >= MAX_GRAPHS || id % 100 >= graphs[*graph].n)
+		return -1;
+	return (int)(id % 100);
+}
+
+CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *n)
+{
+	long g = (long)(uintptr_t)graph;
+
+	if (!gpu())
+		return no();
+	if (g <= 0 || g >= MAX_GRAPHS || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nodes)
+		for (size_t i = 0; i < *n && i < (size_t)graphs[g].n; i++)
+			nodes[i] = (CUgraphNode)(uintptr_t)(g * 100 + (long)i + 1);
+	*n = (size_t)graphs[g].n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
+{
+	long g;
+	int i;
+
+	if (!gpu())
+		return no();
+	if ((i = node_of(node, &g)) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*type = !i && getenv("FAKECUDA_CONDITIONAL") ? CU_GRAPH_NODE_TYPE_CONDITIONAL : CU_GRAPH_NODE_TYPE_KERNEL;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p)
+{
+	long g;
+	int i;
+
+	if (!gpu())
+		return no();
+	if ((i = node_of(node, &g)) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(p, 0, sizeof(*p));
+	p->func = (CUfunction)(uintptr_t)graphs[g].funcs[i];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetModule(CUmodule *mod, CUfunction f)
+{
+	long id = (long)(uintptr_t)f;
+
+	if (!gpu())
+		return no();
+	if (id <= 0 || id >= MAX_GRAPHS || !func_mods[id])
+		return CUDA_ERROR_INVALID_HANDLE;
+	*mod = (CUmodule)(uintptr_t)func_mods[id];
 	return CUDA_SUCCESS;
 }

@@ -20,6 +20,16 @@
  * test can check that every untraced launch ran the program's own code
  * and every traced one recorded every block.
  *
+ * A graph exec is made (instantiated: the graphs domain's exec-created
+ * callback, then cuGraphInstantiateWithFlags' exit, its graph described
+ * by fakecuda_graph_define) at its first launch, and again at the first
+ * launch after fakegpu_graph_destroy; a launch whose node runs another
+ * function than before sets that node's kernel first
+ * (cuGraphExecKernelNodeSetParams).  An exec keeps the code its modules
+ * had when it was made: a node launch of a module patched since then is
+ * counted as broken (on the H200 such launches ran into "illegal
+ * instruction", or ran another kernel: session 18).
+ *
  * With FAKESANITIZER_GRAPH_NO_END=N the N-th graph launch (from 1) has
  * no end callback, as when it fails.
  *
@@ -43,6 +53,7 @@
 #include "kernels/blockrec.h"
 
 #define MAX_IDS 4096
+#define MAX_EXEC_NODES 8	/* of an exec's nodes, those whose code is checked */
 
 static struct {
 	pthread_mutex_t lock;
@@ -52,6 +63,11 @@ static struct {
 	const void *fdata[MAX_IDS];			/* by function id */
 	unsigned launch_ids[MAX_IDS];			/* by graph exec id */
 	unsigned exec_gen[MAX_IDS];			/* ... execs made on the handle before */
+	unsigned char made[MAX_IDS];			/* ... made and not destroyed */
+	long exec_funcs[MAX_IDS][MAX_EXEC_NODES];	/* ... its nodes' functions */
+	unsigned exec_code[MAX_IDS][MAX_EXEC_NODES];	/* ... their modules' patches then */
+	unsigned patch_count[MAX_IDS];			/* by module: patched so often */
+	long broken_runs;	/* graph node launches of a module patched after their exec was made */
 	unsigned long long clock;
 	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
 	long blocks, beyond;
@@ -227,6 +243,7 @@ nt_san_result sanitizerPatchModule(CUmodule module)
 		return NT_SAN_ERROR_NOT_INITIALIZED;
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 1;
+	g.patch_count[id_of(module)]++;
 	g.patches++;
 	pthread_mutex_unlock(&g.lock);
 	return NT_SAN_SUCCESS;
@@ -529,15 +546,93 @@ static unsigned long long node_grid(long exec, int i)
 	return (unsigned long long)exec * 1000000 + g.exec_gen[id_of((void *)exec)] * 64ull + (unsigned)i;
 }
 
+/* A driver API call as the driver tells its subscriber of it, at site
+ * (enter or exit), having returned CUDA_SUCCESS. */
+static void api_call(uint32_t cbid, const char *name, const void *params, int site)
+{
+	static const CUresult ok = CUDA_SUCCESS;
+	struct nt_san_api_data api = { 0 };
+
+	api.callbackSite = site;
+	api.functionName = name;
+	api.functionParams = params;
+	api.functionReturnValue = &ok;
+	api.context = (CUcontext)1;
+	call(NT_SAN_CB_DOMAIN_DRIVER_API, cbid, &api);
+}
+
 /* cudaGraphExecDestroy: the handle may come back for the next exec made,
  * whose launch ids start again and whose nodes have grid ids of their
  * own, as on the H200 (session 12, run 2). */
 __attribute__((visibility("default"))) void fakegpu_graph_destroy(long exec)
 {
+	cuGraphExecDestroy_params p = { (CUgraphExec)exec };
+
+	api_call(NT_SAN_CBID_DRIVER_cuGraphExecDestroy, "cuGraphExecDestroy", &p, NT_SAN_API_ENTER);
 	pthread_mutex_lock(&g.lock);
 	g.launch_ids[id_of((void *)exec)] = 0;
 	g.exec_gen[id_of((void *)exec)]++;
+	g.made[id_of((void *)exec)] = 0;
 	pthread_mutex_unlock(&g.lock);
+}
+
+/* fakecuda_graph_define() of the fake driver (NUCATRACE_LIBCUDA). */
+static void define_graph(long graph, int n, const long *funcs, const long *mods)
+{
+	const char *lib = getenv("NUCATRACE_LIBCUDA");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	void (*define)(long, int, const long *, const long *) =
+		h ? (void (*)(long, int, const long *, const long *))dlsym(h, "fakecuda_graph_define") : NULL;
+
+	if (define)
+		define(graph, n, funcs, mods);
+	if (h)
+		dlclose(h);
+}
+
+/* Node i of exec runs funcs[i] of mods[i] from now on: its code is that
+ * of the module as it is now. */
+static void exec_node(long exec, int i, long func, long mod)
+{
+	if (i >= MAX_EXEC_NODES)
+		return;
+	pthread_mutex_lock(&g.lock);
+	g.exec_funcs[id_of((void *)exec)][i] = func;
+	g.exec_code[id_of((void *)exec)][i] = g.patch_count[id_of((void *)mod)];
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* exec (graph handle the same number) made from n kernel nodes, or its
+ * nodes' kernels set anew where they differ. */
+static void make_exec(long exec, int n, const long *mods, const long *funcs)
+{
+	CUgraphExec handle = (CUgraphExec)exec;
+
+	if (!g.made[id_of((void *)exec)]) {
+		cuGraphInstantiateWithFlags_params p = { &handle, (CUgraph)exec, 0 };
+		struct nt_san_graphexec_data d = { (CUgraph)exec, handle, 0, 0, NULL };
+
+		define_graph(exec, n, funcs, mods);
+		call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, &d);
+		for (int i = 0; i < n; i++)
+			exec_node(exec, i, funcs[i], mods[i]);
+		g.made[id_of((void *)exec)] = 1;
+		api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
+			 NT_SAN_API_EXIT);
+		return;
+	}
+	for (int i = 0; i < n && i < MAX_EXEC_NODES; i++) {
+		CUDA_KERNEL_NODE_PARAMS kp = { 0 };
+		cuGraphExecKernelNodeSetParams_v2_params p = { handle, (CUgraphNode)(uintptr_t)(exec * 100 + i + 1),
+							       &kp };
+
+		if (g.exec_funcs[id_of((void *)exec)][i] == funcs[i])
+			continue;
+		kp.func = (CUfunction)funcs[i];
+		exec_node(exec, i, funcs[i], mods[i]);
+		api_call(NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams_v2",
+			 &p, NT_SAN_API_EXIT);
+	}
 }
 
 /* cudaGraphLaunch of graph exec `exec`, whose n kernel nodes are
@@ -559,6 +654,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	int set[MAX_NODES];
 	unsigned id;
 
+	make_exec(exec, n, mods, funcs);
 	api.callbackSite = NT_SAN_API_ENTER;
 	api.functionName = "cuGraphLaunch";
 	api.functionParams = &p;
@@ -599,6 +695,8 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 		data[i] = g.fdata[id_of((void *)funcs[i])];
 		if (!set[i] && !g.fset[id_of((void *)funcs[i])] && g.patched[id_of((void *)mods[i])])
 			g.no_data_set++;
+		if (i < MAX_EXEC_NODES && g.exec_code[id_of((void *)exec)][i] != g.patch_count[id_of((void *)mods[i])])
+			g.broken_runs++;
 	}
 	pthread_mutex_unlock(&g.lock);
 	{
@@ -634,6 +732,9 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 		printf("fake gpu: %ld grids launched from the device\n", g.children);
 	if (graph_launches)
 		printf("fake gpu: %ld graph launches, %ld node callbacks delivered\n", graph_launches, node_calls);
+	if (g.broken_runs)
+		printf("fake gpu: %ld graph node launches ran a module patched after their exec was made (broken "
+		       "on the H200: illegal instruction, or another kernel's code)\n", g.broken_runs);
 	if (g.no_data_set)
 		printf("fake gpu: %ld graph node launches ran patched code with no data ever set (a fault on "
 		       "the H200)\n", g.no_data_set);

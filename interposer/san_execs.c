@@ -1,0 +1,313 @@
+/*
+ * Graph execs and the modules their kernel nodes run (san.h).  A graph
+ * exec keeps running the code its modules had when it was made: on the
+ * H200 (session 18, runs 1-2) an exec made while its module was not
+ * patched ran into "illegal instruction" once the module was patched,
+ * whether its nodes were traced or not, and an exec made while the module
+ * was patched, replayed after the module was unpatched and patched again,
+ * ran another kernel of the module in its nodes' place (the output
+ * changed, no error).  An exec made while its module was patched ran right
+ * after the module was unpatched.  So a module that a live exec runs is
+ * never patched (san_modules.c asks nt_san_exec_holds); unpatching it is
+ * safe.
+ *
+ * An exec's modules are listed as its instantiation returns (the driver
+ * API callback's exit, where the driver holds none of its locks): the
+ * graph's kernel nodes, child graphs' too.  A conditional node's bodies
+ * cannot be listed (CUDA 13.0 has no getter for them), nor can anything
+ * when a query fails: such an exec is opaque and holds every module of
+ * its context (of every context, when its context is not known).  So is an exec seen made (the graphs domain's callback,
+ * which comes first) whose instantiation call is not one of those
+ * listed.  An exec updated in place (cuGraphExecUpdate and the
+ * cuGraphExec*SetParams calls) adds the new kernels' modules to its own;
+ * none is ever taken away.
+ *
+ * Tables under nt_san.lock; the driver is queried without it.
+ */
+#include "san.h"
+
+#include <stdlib.h>
+
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "collector.h"
+#include "gpu/cudrv.h"
+
+struct exec {
+	CUgraphExec exec;
+	CUcontext ctx;
+	int opaque;		/* its modules are not all known */
+	int listed;		/* ... as far as its instantiation said */
+	int counted;		/* ... counted as unlisted (nt_collector_graph_exec) */
+	CUmodule *mods;		/* those known, each once */
+	int n, cap;
+	UT_hash_handle hh;
+};
+
+struct use {
+	CUmodule mod;
+	unsigned execs;		/* live execs that list it */
+	UT_hash_handle hh;
+};
+
+const char NT_SAN_HELD[] = "a live CUDA graph exec runs its module (an exec runs the code its modules had "
+			  "when it was made: on the H200, patching a module after an exec that runs it was made "
+			  "broke the exec); instrumented again once the exec is destroyed";
+
+static struct exec *execs;
+static struct use *uses;
+static unsigned n_opaque;
+
+/* A list of modules, each once, the way the driver query fills it. */
+struct mods {
+	CUmodule *v;
+	int n, cap;
+	int unknown;		/* a module could not be known */
+};
+
+static void mods_add(struct mods *m, CUmodule mod)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->v[i] == mod)
+			return;
+	if (m->n == m->cap) {
+		int cap = m->cap ? 2 * m->cap : 8;
+		CUmodule *v = realloc(m->v, (size_t)cap * sizeof(*v));
+
+		if (!v) {
+			m->unknown = 1;
+			return;
+		}
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = mod;
+}
+
+/* The module of a kernel given as a function or, when that is NULL, as
+ * a library kernel (in the current context). */
+static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, CUkernel k)
+{
+	CUmodule mod;
+
+	if (!f && (!k || cu->cuKernelGetFunction(&f, k)))
+		f = NULL;
+	if (!f || cu->cuFuncGetModule(&mod, f)) {
+		m->unknown = 1;
+		return;
+	}
+	mods_add(m, mod);
+}
+
+#define MAX_DEPTH 16	/* child graphs in child graphs */
+
+static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph, int depth)
+{
+	CUgraphNode *nodes = NULL;
+	size_t n = 0;
+
+	if (depth > MAX_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
+	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
+		m->unknown = 1;
+		free(nodes);
+		return;
+	}
+	for (size_t i = 0; i < n && !m->unknown; i++) {
+		CUgraphNodeType type;
+		CUDA_KERNEL_NODE_PARAMS p;
+		CUgraph child;
+
+		if (cu->cuGraphNodeGetType(nodes[i], &type)) {
+			m->unknown = 1;
+		} else if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (cu->cuGraphKernelNodeGetParams(nodes[i], &p))
+				m->unknown = 1;
+			else
+				add_kernel(m, cu, p.func, p.kern);
+		} else if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+			if (cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child))
+				m->unknown = 1;
+			else
+				add_graph(m, cu, child, depth + 1);
+		} else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+			m->unknown = 1;	/* its bodies cannot be listed */
+		}
+	}
+	free(nodes);
+}
+
+/* e's record gone from the tables (nt_san.lock held). */
+static void drop(struct exec *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		struct use *u;
+
+		HASH_FIND_PTR(uses, &e->mods[i], u);
+		if (u && !--u->execs) {
+			HASH_DEL(uses, u);
+			free(u);
+		}
+	}
+	n_opaque -= e->opaque != 0;
+	if (e->opaque && !e->counted)	/* never listed */
+		nt_collector_graph_exec(0, 1);
+	HASH_DEL(execs, e);
+	free(e->mods);
+	free(e);
+}
+
+/* m's modules into e (nt_san.lock held); e opaque when one is not known. */
+static void merge(struct exec *e, const struct mods *m)
+{
+	int opaque = m->unknown;
+
+	for (int i = 0; i < m->n && !opaque; i++) {
+		struct use *u;
+		int have = 0;
+
+		for (int j = 0; j < e->n; j++)
+			have |= e->mods[j] == m->v[i];
+		if (have)
+			continue;
+		if (e->n == e->cap) {
+			int cap = e->cap ? 2 * e->cap : 8;
+			CUmodule *v = realloc(e->mods, (size_t)cap * sizeof(*v));
+
+			if (!v) {
+				opaque = 1;
+				break;
+			}
+			e->mods = v;
+			e->cap = cap;
+		}
+		HASH_FIND_PTR(uses, &m->v[i], u);
+		if (!u && (u = calloc(1, sizeof(*u)))) {
+			u->mod = m->v[i];
+			HASH_ADD_PTR(uses, mod, u);
+		}
+		if (!u) {
+			opaque = 1;
+			break;
+		}
+		u->execs++;
+		e->mods[e->n++] = m->v[i];
+	}
+	if (opaque && !e->opaque) {
+		e->opaque = 1;
+		n_opaque++;
+	}
+	if (opaque && !e->counted) {
+		e->counted = 1;
+		nt_collector_graph_exec(0, 1);
+	}
+}
+
+/* exec's record, made when missing (nt_san.lock held); NULL when out of
+ * memory.  A new one is opaque until its modules are listed. */
+static struct exec *record(CUgraphExec exec, CUcontext ctx, int fresh)
+{
+	struct exec *e;
+
+	HASH_FIND_PTR(execs, &exec, e);
+	if (e && fresh)	/* its handle reused, with no destroy seen */
+		drop(e), e = NULL;
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		e->exec = exec;
+		e->ctx = ctx;
+		e->opaque = 1;
+		n_opaque++;
+		HASH_ADD_PTR(execs, exec, e);
+		nt_collector_graph_exec(1, 0);
+	}
+	return e;
+}
+
+void nt_san_exec_made(CUcontext ctx, CUgraphExec exec)
+{
+	pthread_mutex_lock(&nt_san.lock);
+	record(exec, ctx, 1);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+/* The modules of graph (graph) or of one kernel (f or k), to exec;
+ * replace: exec was made from graph just now, and these are all of its
+ * modules. */
+static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k, int replace)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	struct mods m = { 0 };
+	struct exec *e;
+
+	if (!cu)
+		m.unknown = 1;
+	else if (graph)
+		add_graph(&m, cu, graph, 0);
+	else
+		add_kernel(&m, cu, f, k);
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(execs, &exec, e);
+	if (replace && e && e->listed)	/* an older exec's handle */
+		drop(e), e = NULL;
+	if (!e)
+		e = record(exec, ctx, 0);
+	if (e && replace) {	/* made, not yet listed: all of it now */
+		e->opaque = 0;
+		e->listed = 1;
+		n_opaque--;
+	}
+	if (e)
+		merge(e, &m);
+	pthread_mutex_unlock(&nt_san.lock);
+	free(m.v);
+}
+
+void nt_san_exec_instantiated(CUcontext ctx, CUgraphExec exec, CUgraph graph)
+{
+	learn(ctx, exec, graph, NULL, NULL, 1);
+}
+
+void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k)
+{
+	learn(ctx, exec, graph, f, k, 0);
+}
+
+void nt_san_exec_gone(CUgraphExec exec)
+{
+	struct exec *e;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(execs, &exec, e);
+	if (e)
+		drop(e);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+void nt_san_execs_forget(CUcontext ctx)
+{
+	struct exec *e, *tmp;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_ITER(hh, execs, e, tmp)
+		if (e->ctx == ctx)
+			drop(e);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+const char *nt_san_exec_holds(CUmodule mod, CUcontext ctx)
+{
+	struct exec *e, *tmp;
+	struct use *u;
+
+	HASH_FIND_PTR(uses, &mod, u);
+	if (u)
+		return NT_SAN_HELD;
+	if (n_opaque)
+		HASH_ITER(hh, execs, e, tmp)
+			if (e->opaque && (e->ctx == ctx || !e->ctx))
+				return "a live CUDA graph exec whose kernels could not be listed (a conditional "
+				       "node, or a failed driver query) may run its module, and an exec breaks "
+				       "when a module it runs is patched after it was made";
+	return NULL;
+}
