@@ -68,7 +68,7 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->dark_at_exit ? ", the last until exit" : "");
 		if (run->graph_execs)
 			fprintf(f, "nucatrace: %" PRIu64 " CUDA graph exec%s made (%" PRIu64 " whose kernels could not "
-				   "be listed); a module is not instrumented while a live exec runs it\n",
+				   "be listed); a module a live exec runs is never patched\n",
 				run->graph_execs, run->graph_execs == 1 ? "" : "s", run->graph_execs_unlisted);
 		if (!run->sampling.windows && run->launches)
 			fprintf(f, "nucatrace: no sampling window opened in %" PRIu64 " launches (policy %s); "
