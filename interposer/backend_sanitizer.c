@@ -13,7 +13,8 @@
  *   LAUNCH_BEGIN   counts and samples it; a traced launch whose module is
  *                  patched gets a run of record buffer (san_buffers.c) and
  *                  its descriptor as per-launch data (else it asks for its
- *                  module and is dropped); an untraced launch of a patched
+ *                  module, unless a live graph exec runs that module,
+ *                  san_execs.c, and is dropped); an untraced launch of a patched
  *                  module gets no data; an untraced launch of a traced
  *                  configuration may be timed natively (san_native.c)
  *   LAUNCH_END     the launch is queued: no longer in flight
@@ -119,6 +120,8 @@ static _Thread_local struct {
 	int moved;		/* ... on another stream than the exec's last */
 	int relaxed;		/* capture mode relaxed in this callback */
 	CUstreamCaptureMode mode;	/* ... what it was */
+	int instantiating;	/* instantiations of this thread under way ... */
+	CUgraphExec made_exec;	/* ... the exec made in the last */
 	int depth;		/* callbacks of this thread under way (one may
 				 * come inside a call of ours) */
 	unsigned callbacks;	/* this thread's outermost ones, for the timed one in TIME_EVERY */
@@ -482,6 +485,7 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	CUgraph graph = NULL;
 	CUfunction f = NULL;
 	CUkernel k = NULL;
+	CUcontext kctx = NULL;
 
 	if (cbid == NT_SAN_CBID_DRIVER_cuGraphExecDestroy) {
 		if (d->callbackSite == NT_SAN_API_ENTER && p)
@@ -519,6 +523,7 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 			exec = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->hGraphExec;
 			f = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->func;
 			k = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->kern;
+			kctx = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->ctx;
 		}
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams:
@@ -528,38 +533,54 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	case NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams: {
 		const CUgraphNodeParams *np = p ? ((const cuGraphExecNodeSetParams_params *)p)->nodeParams : NULL;
 
-		if (!np || (np->type != CU_GRAPH_NODE_TYPE_KERNEL && np->type != CU_GRAPH_NODE_TYPE_GRAPH))
-			return 1;
-		exec = ((const cuGraphExecNodeSetParams_params *)p)->hGraphExec;
-		if (np->type == CU_GRAPH_NODE_TYPE_KERNEL)
-			f = np->kernel.func, k = np->kernel.kern;
-		else
+		if (np && np->type == CU_GRAPH_NODE_TYPE_KERNEL)
+			f = np->kernel.func, k = np->kernel.kern, kctx = np->kernel.ctx;
+		else if (np && np->type == CU_GRAPH_NODE_TYPE_GRAPH)
 			graph = np->graph.graph;
+		if (f || k || graph)
+			exec = ((const cuGraphExecNodeSetParams_params *)p)->hGraphExec;
 		break;
 	}
 	default:
 		return 0;
 	}
-	if (d->callbackSite != NT_SAN_API_EXIT || !ret || *ret != CUDA_SUCCESS)
+	if (d->callbackSite == NT_SAN_API_ENTER) {
+		nt_san_exec_call(1);
+		tl.instantiating += made != NULL;
+		tl.made_exec = NULL;
 		return 1;
-	relax();	/* the driver queries, and a module a kernel's may load */
-	if (made && *made)
-		nt_san_exec_instantiated(d->context, *made, graph);
-	else if (exec && (graph || f || k))
-		nt_san_exec_updated(d->context, exec, graph, f, k);
+	}
+	if (ret && *ret == CUDA_SUCCESS) {
+		relax();	/* the driver queries, and a module a kernel's may load */
+		if (made && *made)
+			nt_san_exec_instantiated(d->context, *made, graph);
+		else if (exec && (graph || f || k))
+			nt_san_exec_updated(d->context, exec, graph, f, k, kctx);
+	} else if (made && tl.made_exec) {	/* made, then the call failed: no exec */
+		nt_san_exec_gone(tl.made_exec);
+	}
+	if (made && tl.instantiating)
+		tl.instantiating--;
+	tl.made_exec = NULL;
+	nt_san_exec_call(0);
 	return 1;
 }
 
 /* A graph exec made (the graphs domain's callback, inside its
- * instantiation): opaque until that call's exit lists its modules. */
+ * instantiation): opaque until that call's exit lists its modules, gone
+ * if the call fails. */
 static void on_exec_made(const struct nt_san_graphexec_data *d)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUcontext ctx = NULL;
 
+	if (!d->graphExec)
+		return;
 	if (!cu || cu->cuCtxGetCurrent(&ctx))
 		ctx = NULL;	/* then it holds every context's modules */
 	nt_san_exec_made(ctx, d->graphExec);
+	if (tl.instantiating)
+		tl.made_exec = d->graphExec;
 }
 
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)

@@ -166,16 +166,20 @@ void nt_san_native_reset(void);
  * held, but for nt_san_exec_holds).  An exec is made (the graphs
  * domain's callback: its modules unknown yet), instantiated from graph
  * (the instantiation's exit: its modules listed), updated (graph, or one
- * kernel as a function f or library kernel k: their modules added), gone
- * (destroyed, or its context is). */
+ * kernel as a function f or library kernel k of context kctx: their
+ * modules added), gone (destroyed, or its context is). */
 void nt_san_exec_made(CUcontext ctx, CUgraphExec exec);
 void nt_san_exec_instantiated(CUcontext ctx, CUgraphExec exec, CUgraph graph);
-void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k);
+void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k,
+			 CUcontext kctx);
+/* A call that makes or changes an exec enters the driver (1), or returns
+ * (0): see nt_san_exec_holds. */
+void nt_san_exec_call(int enter);
 void nt_san_exec_gone(CUgraphExec exec);
 void nt_san_execs_forget(CUcontext ctx);
 /* Why mod (of context ctx) must not be patched now: a live exec runs it,
- * or one whose modules are not all known lives in ctx; NULL when it may
- * be (nt_san.lock held). */
+ * or one whose modules are not all known lives in ctx, or another thread
+ * is making or changing one; NULL when it may be (nt_san.lock held). */
 const char *nt_san_exec_holds(CUmodule mod, CUcontext ctx);
 /* ... its first reason, and a graph node's whose module is not patched */
 extern const char NT_SAN_HELD[];

@@ -22,6 +22,14 @@
  * cuGraphExec*SetParams calls) adds the new kernels' modules to its own;
  * none is ever taken away.
  *
+ * While another thread is inside such a call (between its entry and exit
+ * callbacks) no module is patched.  An exec whose call begins on another
+ * thread after a patch was decided and before it is done is the remaining
+ * risk; switches wait for 10 ms without other threads first
+ * (backend_sanitizer.c).  An exec is forgotten as its destroy call
+ * enters the driver, when its last launch may still run (the driver frees
+ * it after); a patch of one of its modules then is not known to be safe.
+ *
  * Tables under nt_san.lock; the driver is queried without it.
  */
 #include "san.h"
@@ -59,6 +67,11 @@ const char NT_SAN_HELD[] = "a live CUDA graph exec runs its module (an exec runs
 static struct exec *execs;
 static struct use *uses;
 static unsigned n_opaque;
+/* Calls that make or change an exec under way, in all threads and in
+ * this one: while another thread's is, no module is patched (the exec
+ * it makes may run any of them). */
+static unsigned making;
+static _Thread_local unsigned my_making;
 
 /* A list of modules, each once, the way the driver query fills it. */
 struct mods {
@@ -87,12 +100,14 @@ static void mods_add(struct mods *m, CUmodule mod)
 }
 
 /* The module of a kernel given as a function or, when that is NULL, as
- * a library kernel (in the current context). */
-static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, CUkernel k)
+ * a library kernel in context kctx (NULL: the current one; a library
+ * kernel's function is looked up in the current context only). */
+static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, CUkernel k, CUcontext kctx)
 {
+	CUcontext cur = NULL;
 	CUmodule mod;
 
-	if (!f && (!k || cu->cuKernelGetFunction(&f, k)))
+	if (!f && (!k || (kctx && (cu->cuCtxGetCurrent(&cur) || cur != kctx)) || cu->cuKernelGetFunction(&f, k)))
 		f = NULL;
 	if (!f || cu->cuFuncGetModule(&mod, f)) {
 		m->unknown = 1;
@@ -125,7 +140,7 @@ static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph, i
 			if (cu->cuGraphKernelNodeGetParams(nodes[i], &p))
 				m->unknown = 1;
 			else
-				add_kernel(m, cu, p.func, p.kern);
+				add_kernel(m, cu, p.func, p.kern, p.ctx);
 		} else if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
 			if (cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child))
 				m->unknown = 1;
@@ -184,8 +199,13 @@ static void merge(struct exec *e, const struct mods *m)
 		}
 		HASH_FIND_PTR(uses, &m->v[i], u);
 		if (!u && (u = calloc(1, sizeof(*u)))) {
+			struct use *in;
+
 			u->mod = m->v[i];
 			HASH_ADD_PTR(uses, mod, u);
+			HASH_FIND_PTR(uses, &m->v[i], in);
+			if (!in)	/* the table could not grow */
+				free(u), u = NULL;
 		}
 		if (!u) {
 			opaque = 1;
@@ -214,11 +234,18 @@ static struct exec *record(CUgraphExec exec, CUcontext ctx, int fresh)
 	if (e && fresh)	/* its handle reused, with no destroy seen */
 		drop(e), e = NULL;
 	if (!e && (e = calloc(1, sizeof(*e)))) {
+		struct exec *in;
+
 		e->exec = exec;
 		e->ctx = ctx;
 		e->opaque = 1;
-		n_opaque++;
 		HASH_ADD_PTR(execs, exec, e);
+		HASH_FIND_PTR(execs, &exec, in);
+		if (!in) {	/* the table could not grow */
+			free(e);
+			return NULL;
+		}
+		n_opaque++;
 		nt_collector_graph_exec(1, 0);
 	}
 	return e;
@@ -231,10 +258,11 @@ void nt_san_exec_made(CUcontext ctx, CUgraphExec exec)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
-/* The modules of graph (graph) or of one kernel (f or k), to exec;
+/* The modules of graph (graph) or of one kernel (f, or k in kctx), to exec;
  * replace: exec was made from graph just now, and these are all of its
  * modules. */
-static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k, int replace)
+static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k, CUcontext kctx,
+		  int replace)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	struct mods m = { 0 };
@@ -245,13 +273,15 @@ static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, 
 	else if (graph)
 		add_graph(&m, cu, graph, 0);
 	else
-		add_kernel(&m, cu, f, k);
+		add_kernel(&m, cu, f, k, kctx);
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(execs, &exec, e);
 	if (replace && e && e->listed)	/* an older exec's handle */
 		drop(e), e = NULL;
 	if (!e)
 		e = record(exec, ctx, 0);
+	if (e && !e->ctx)	/* not known when it was made */
+		e->ctx = ctx;
 	if (e && replace) {	/* made, not yet listed: all of it now */
 		e->opaque = 0;
 		e->listed = 1;
@@ -265,12 +295,26 @@ static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, 
 
 void nt_san_exec_instantiated(CUcontext ctx, CUgraphExec exec, CUgraph graph)
 {
-	learn(ctx, exec, graph, NULL, NULL, 1);
+	learn(ctx, exec, graph, NULL, NULL, NULL, 1);
 }
 
-void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k)
+void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, CUkernel k,
+			 CUcontext kctx)
 {
-	learn(ctx, exec, graph, f, k, 0);
+	learn(ctx, exec, graph, f, k, kctx, 0);
+}
+
+void nt_san_exec_call(int enter)
+{
+	pthread_mutex_lock(&nt_san.lock);
+	if (enter) {
+		making++;
+		my_making++;
+	} else if (my_making) {
+		making--;
+		my_making--;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
 }
 
 void nt_san_exec_gone(CUgraphExec exec)
@@ -303,6 +347,8 @@ const char *nt_san_exec_holds(CUmodule mod, CUcontext ctx)
 	HASH_FIND_PTR(uses, &mod, u);
 	if (u)
 		return NT_SAN_HELD;
+	if (making > my_making)
+		return "another thread was making or changing a CUDA graph exec, which may run its module";
 	if (n_opaque)
 		HASH_ITER(hh, execs, e, tmp)
 			if (e->opaque && (e->ctx == ctx || !e->ctx))

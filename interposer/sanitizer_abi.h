@@ -159,8 +159,7 @@ struct nt_san_graph_launch_data {
 };
 
 /* Sanitizer_GraphExecData: a graph exec being made, made
- * (GRAPHEXEC_CREATING, _CREATED); of GRAPHEXEC_DESTROYING's data only
- * graphExec is read */
+ * (GRAPHEXEC_CREATING, _CREATED; the backend reads _CREATED's graphExec) */
 struct nt_san_graphexec_data {
 	CUgraph graph;
 	CUgraphExec graphExec;

@@ -18,11 +18,13 @@
  *   fake_app graph-replay R [MS]  four plain launches, then the graph of
  *                       `graph` replayed R times, MS ms apart, with no
  *                       plain launch between (a captured training step)
- *   fake_app graph-cycle R [destroy]  two plain launches of gemm (module
- *                       1), the graph of `graph` made (its first launch),
- *                       then R rounds of 4 plain launches of gemm and 5
- *                       replays; with destroy, the exec destroyed and 4
- *                       plain launches more (graph_late.cu's `early`)
+ *   fake_app graph-cycle R [destroy] [failed]  two plain launches of gemm
+ *                       (module 1), the graph of `graph` made (its first
+ *                       launch), then R rounds of 4 plain launches of gemm
+ *                       and 5 replays; with destroy, the exec destroyed and
+ *                       4 plain launches more (graph_late.cu's `early`);
+ *                       with failed, an instantiation of another exec of
+ *                       the graph fails first
  *   fake_app graph-big R  a graph of three kernel nodes of 600 blocks
  *                       each, replayed R times
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
@@ -220,6 +222,9 @@ int main(int argc, char **argv)
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
 		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
 
+		if (argc > 4 && !strcmp(argv[4], "failed"))
+			((void (*)(long, int, const long *, const long *))sym(hs, "fakegpu_failed_instantiate"))(
+				8, 3, mods, funcs);
 		for (int i = 0; i < 2; i++)
 			launch(1, 1, 1, names[0], 100, 128, 0, 1);
 		for (long r = 0; r < n; r++) {

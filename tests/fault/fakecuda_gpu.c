@@ -324,15 +324,19 @@ __attribute__((visibility("default"))) void fakecuda_graph_define(long graph, in
 	}
 }
 
-/* Node i of graph g is g * 100 + i + 1. */
-static int node_of(CUgraphNode node, long *graph)
+/* Node i of graph g is g * 100 + i + 1: *graph and *i, or the call's
+ * failure. */
+static CUresult node_of(CUgraphNode node, long *graph, int *i)
 {
 	long id = (long)(uintptr_t)node - 1;
 
+	if (!gpu())
+		return no();
 	*graph = id / 100;
-	if (id < 0 || *graph >= MAX_GRAPHS || id % 100 >= graphs[*graph].n)
-		return -1;
-	return (int)(id % 100);
+	*i = (int)(id % 100);
+	if (id < 0 || *graph >= MAX_GRAPHS || *i >= graphs[*graph].n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *n)
@@ -352,26 +356,24 @@ CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *n)
 
 CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
 {
+	CUresult r;
 	long g;
 	int i;
 
-	if (!gpu())
-		return no();
-	if ((i = node_of(node, &g)) < 0)
-		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = node_of(node, &g, &i)))
+		return r;
 	*type = !i && getenv("FAKECUDA_CONDITIONAL") ? CU_GRAPH_NODE_TYPE_CONDITIONAL : CU_GRAPH_NODE_TYPE_KERNEL;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p)
 {
+	CUresult r;
 	long g;
 	int i;
 
-	if (!gpu())
-		return no();
-	if ((i = node_of(node, &g)) < 0)
-		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = node_of(node, &g, &i)))
+		return r;
 	memset(p, 0, sizeof(*p));
 	p->func = (CUfunction)(uintptr_t)graphs[g].funcs[i];
 	return CUDA_SUCCESS;

@@ -20,10 +20,12 @@
  * test can check that every untraced launch ran the program's own code
  * and every traced one recorded every block.
  *
- * A graph exec is made (instantiated: the graphs domain's exec-created
- * callback, then cuGraphInstantiateWithFlags' exit, its graph described
- * by fakecuda_graph_define) at its first launch, and again at the first
- * launch after fakegpu_graph_destroy; a launch whose node runs another
+ * A graph exec is made (instantiated: cuGraphInstantiateWithFlags' entry,
+ * the graphs domain's exec-created callback, the call's exit, its graph
+ * described by fakecuda_graph_define) at its first launch, and again at
+ * the first launch after fakegpu_graph_destroy;
+ * fakegpu_failed_instantiate's call fails after the exec-created
+ * callback; a launch whose node runs another
  * function than before sets that node's kernel first
  * (cuGraphExecKernelNodeSetParams).  An exec keeps the code its modules
  * had when it was made: a node launch of a module patched since then is
@@ -547,16 +549,15 @@ static unsigned long long node_grid(long exec, int i)
 }
 
 /* A driver API call as the driver tells its subscriber of it, at site
- * (enter or exit), having returned CUDA_SUCCESS. */
-static void api_call(uint32_t cbid, const char *name, const void *params, int site)
+ * (enter, or exit having returned r). */
+static void api_call(uint32_t cbid, const char *name, const void *params, int site, CUresult r)
 {
-	static const CUresult ok = CUDA_SUCCESS;
 	struct nt_san_api_data api = { 0 };
 
 	api.callbackSite = site;
 	api.functionName = name;
 	api.functionParams = params;
-	api.functionReturnValue = &ok;
+	api.functionReturnValue = &r;
 	api.context = (CUcontext)1;
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, cbid, &api);
 }
@@ -568,7 +569,7 @@ __attribute__((visibility("default"))) void fakegpu_graph_destroy(long exec)
 {
 	cuGraphExecDestroy_params p = { (CUgraphExec)exec };
 
-	api_call(NT_SAN_CBID_DRIVER_cuGraphExecDestroy, "cuGraphExecDestroy", &p, NT_SAN_API_ENTER);
+	api_call(NT_SAN_CBID_DRIVER_cuGraphExecDestroy, "cuGraphExecDestroy", &p, NT_SAN_API_ENTER, CUDA_SUCCESS);
 	pthread_mutex_lock(&g.lock);
 	g.launch_ids[id_of((void *)exec)] = 0;
 	g.exec_gen[id_of((void *)exec)]++;
@@ -602,23 +603,43 @@ static void exec_node(long exec, int i, long func, long mod)
 	pthread_mutex_unlock(&g.lock);
 }
 
-/* exec (graph handle the same number) made from n kernel nodes, or its
- * nodes' kernels set anew where they differ. */
+/* cuGraphInstantiateWithFlags of exec (graph handle the same number),
+ * made from n kernel nodes: its callbacks, the exec made or not (the call
+ * fails after the exec-created callback). */
+static void instantiate(long exec, int n, const long *mods, const long *funcs, int fails)
+{
+	CUgraphExec handle = (CUgraphExec)exec;
+	cuGraphInstantiateWithFlags_params p = { &handle, (CUgraph)exec, 0 };
+	struct nt_san_graphexec_data d = { (CUgraph)exec, handle, 0, 0, NULL };
+
+	api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
+		 NT_SAN_API_ENTER, CUDA_SUCCESS);
+	/* the driver fixes the exec's code before it tells us */
+	define_graph(exec, n, funcs, mods);
+	for (int i = 0; i < n; i++)
+		exec_node(exec, i, funcs[i], mods[i]);
+	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, &d);
+	g.made[id_of((void *)exec)] = !fails;
+	api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
+		 NT_SAN_API_EXIT, fails ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
+}
+
+/* An instantiation of exec (n kernel nodes) that fails after the
+ * exec-created callback, as when the driver runs out of memory. */
+__attribute__((visibility("default"))) void fakegpu_failed_instantiate(long exec, int n, const long *mods,
+								      const long *funcs)
+{
+	instantiate(exec, n, mods, funcs, 1);
+}
+
+/* exec made from n kernel nodes, or its nodes' kernels set anew where
+ * they differ. */
 static void make_exec(long exec, int n, const long *mods, const long *funcs)
 {
 	CUgraphExec handle = (CUgraphExec)exec;
 
 	if (!g.made[id_of((void *)exec)]) {
-		cuGraphInstantiateWithFlags_params p = { &handle, (CUgraph)exec, 0 };
-		struct nt_san_graphexec_data d = { (CUgraph)exec, handle, 0, 0, NULL };
-
-		define_graph(exec, n, funcs, mods);
-		call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, &d);
-		for (int i = 0; i < n; i++)
-			exec_node(exec, i, funcs[i], mods[i]);
-		g.made[id_of((void *)exec)] = 1;
-		api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
-			 NT_SAN_API_EXIT);
+		instantiate(exec, n, mods, funcs, 0);
 		return;
 	}
 	for (int i = 0; i < n && i < MAX_EXEC_NODES; i++) {
@@ -629,9 +650,11 @@ static void make_exec(long exec, int n, const long *mods, const long *funcs)
 		if (g.exec_funcs[id_of((void *)exec)][i] == funcs[i])
 			continue;
 		kp.func = (CUfunction)funcs[i];
+		api_call(NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams_v2",
+			 &p, NT_SAN_API_ENTER, CUDA_SUCCESS);
 		exec_node(exec, i, funcs[i], mods[i]);
 		api_call(NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams_v2",
-			 &p, NT_SAN_API_EXIT);
+			 &p, NT_SAN_API_EXIT, CUDA_SUCCESS);
 	}
 }
 
