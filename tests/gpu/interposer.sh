@@ -140,6 +140,24 @@ sys.exit(0 if nodes > 0 and patches == 1 and unpatches == 1 else 1)
 PY
 }
 check graph-early-patch graph_early
+# A window still open, its module patched, when only graph launches come
+# (graph_late.cu tail: the exec made while patched, 200 replays): the
+# window fills with node launches, but a window closes, and unpatches,
+# only at a plain launch, so every later replay runs instrumented code.
+# The output as untraced; the counts say whether the module was unpatched.
+graph_tail() {
+	with_opts '^checksum' '' traced graphtail all,window=30 1 "$B/tests/gpu/graph_late" tail || return 1
+	python3 - "$W"/graphtail/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "patches", "unpatches")},
+      "node launches traced", nodes)
+sys.exit(0 if int(m["windows"]) == 1 and nodes > 0 else 1)
+PY
+}
+check graph-tail-close graph_tail
 # Graphs beyond those (tests/gpu/progs/graphs_device.cu).  graphs_nordc:
 # 300 graph execs destroyed right after their launch and a
 # while-conditional node, traced: outputs identical, every launch either
