@@ -14,9 +14,9 @@
  *                  patched gets a run of record buffer (san_buffers.c) and
  *                  its descriptor as per-launch data (else it asks for its
  *                  module, unless a live graph exec runs that module,
- *                  san_execs.c, and is dropped); an untraced launch of a patched
- *                  module gets no data; an untraced launch of a traced
- *                  configuration may be timed natively (san_native.c)
+ *                  san_execs.c, and is dropped); an untraced launch of a
+ *                  patched module gets no data; an untraced launch of a
+ *                  traced configuration may be timed natively (san_native.c)
  *   LAUNCH_END     the launch is queued: no longer in flight
  * Per graph launch: GRAPHS LAUNCH_BEGIN, then NODE_LAUNCH_BEGIN for each
  * kernel node (sampled as a launch; a traced node's descriptor is filed
@@ -345,7 +345,8 @@ static void try_close(int graph)
  * patches it as the next launch enters the driver, before its locks.  A
  * graph node never asks: its exec lives, and a module a live exec runs
  * is never patched (san_execs.c). */
-static const char LATER[] = "its module is instrumented before a later launch (modules are patched outside launches)";
+static const char LATER[] =
+	"its module is instrumented before a later launch (modules are patched outside launches)";
 
 static const char *patch(CUmodule mod)
 {

@@ -16,9 +16,9 @@
  * graph's kernel nodes, child graphs' too.  A conditional node's bodies
  * cannot be listed (CUDA 13.0 has no getter for them), nor can anything
  * when a query fails: such an exec is opaque and holds every module of
- * its context (of every context, when its context is not known).  So is an exec seen made (the graphs domain's callback,
- * which comes first) whose instantiation call is not one of those
- * listed.  An exec updated in place (cuGraphExecUpdate and the
+ * its context (of every context, when its context is not known).  So is
+ * an exec seen made (the graphs domain's callback, which comes first)
+ * whose instantiation call is not one of those listed.  An exec updated in place (cuGraphExecUpdate and the
  * cuGraphExec*SetParams calls) adds the new kernels' modules to its own;
  * none is ever taken away.
  *
@@ -107,8 +107,8 @@ static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, C
 	CUcontext cur = NULL;
 	CUmodule mod;
 
-	if (!f && (!k || (kctx && (cu->cuCtxGetCurrent(&cur) || cur != kctx)) || cu->cuKernelGetFunction(&f, k)))
-		f = NULL;
+	if (!f && k && (!kctx || (!cu->cuCtxGetCurrent(&cur) && cur == kctx)) && cu->cuKernelGetFunction(&f, k))
+		f = NULL;	/* not found */
 	if (!f || cu->cuFuncGetModule(&mod, f)) {
 		m->unknown = 1;
 		return;
