@@ -293,6 +293,26 @@ static void traces(FILE *f, const struct nt_report *r)
 		nt_xml_escape(f, t->skipped_why);
 		fputs("</p>\n", f);
 	}
+	for (int i = 0; i < r->n_traces; i++) {
+		const struct nt_report_trace *t = &r->traces[i];
+
+		if (t->dropped < 0)
+			fprintf(f, "<p class=\"note\">Trace %d: its drops table cannot be read: what was not "
+				   "traced is not known.</p>\n", i + 1);
+		if (t->dropped <= 0)
+			continue;
+		fprintf(f, "<p class=\"note\">Trace %d: %lld launch%s picked but not traced, by the trace's "
+			   "reasons:</p>\n<ul class=\"note\">\n", i + 1, (long long)t->dropped,
+			t->dropped == 1 ? "" : "es");
+		for (int d = 0; d < t->n_drops; d++) {
+			fprintf(f, "<li>%lld: ", (long long)t->drops[d].count);
+			nt_xml_escape(f, t->drops[d].reason);
+			fputs("</li>\n", f);
+		}
+		if (t->dropped_other)
+			fprintf(f, "<li>%lld more, for other reasons</li>\n", (long long)t->dropped_other);
+		fputs("</ul>\n", f);
+	}
 }
 
 static void figure_row(FILE *f, const char *what, double ns, double whole, const char *note)

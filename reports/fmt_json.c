@@ -278,6 +278,17 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 		nt_json_kv_str(&j, "no_map", t->traced && !t->has_map ? t->no_map : NULL);
 		nt_json_kv_int(&j, "skipped", t->skipped);
 		nt_json_kv_str(&j, "skipped_why", t->skipped ? t->skipped_why : NULL);
+		nt_json_kv_int(&j, "dropped", t->dropped);
+		nt_json_key(&j, "drops");
+		nt_json_begin_array(&j);
+		for (int d = 0; d < t->n_drops; d++) {
+			nt_json_begin_object(&j);
+			nt_json_kv_str(&j, "reason", t->drops[d].reason);
+			nt_json_kv_int(&j, "launches", t->drops[d].count);
+			nt_json_end_object(&j);
+		}
+		nt_json_end_array(&j);
+		nt_json_kv_int(&j, "dropped_other", t->dropped_other);
 		nt_json_kv_str(&j, "host", t->host);
 		nt_json_kv_int(&j, "pid", t->pid);
 		nt_json_kv_str(&j, "cmdline", t->cmdline);

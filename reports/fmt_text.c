@@ -59,6 +59,33 @@ static const char *num(char *buf, size_t len, const char *fmt, double v)
 	return buf;
 }
 
+/* What the trace says was not traced, by reason (most first): each
+ * reason after its count, its lines hanging under its first. */
+static void drops(FILE *f, const struct nt_report_trace *t)
+{
+	if (t->dropped < 0) {
+		wrapped(f, "its drops table cannot be read: what was not traced is not known");
+		return;
+	}
+	if (!t->dropped)
+		return;
+	fprintf(f, "%*s%lld launch%s picked but not traced, by the trace's reasons:\n", INDENT, "",
+		(long long)t->dropped, t->dropped == 1 ? "" : "es");
+	for (int d = 0; d < t->n_drops; d++) {
+		size_t len = strlen(t->drops[d].reason) + 32;
+		char *line = malloc(len);
+		int width = snprintf(NULL, 0, "%lld", (long long)t->drops[0].count), n;
+
+		if (!line)
+			return;
+		n = snprintf(line, len, "%*lld  %s", width, (long long)t->drops[d].count, t->drops[d].reason);
+		wrapped_at(f, line, INDENT + 2, n - (int)strlen(t->drops[d].reason));
+		free(line);
+	}
+	if (t->dropped_other)
+		fprintf(f, "%*s%lld more, for other reasons\n", INDENT + 2, "", (long long)t->dropped_other);
+}
+
 static void header(FILE *f, const struct nt_report *r)
 {
 	int64_t traced = 0;
@@ -96,6 +123,7 @@ static void header(FILE *f, const struct nt_report *r)
 				(long long)t->skipped, t->skipped == 1 ? "" : "es");
 			wrapped(f, t->skipped_why);
 		}
+		drops(f, t);
 	}
 }
 

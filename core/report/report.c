@@ -411,6 +411,99 @@ static int64_t meta_i64(struct tstate *ts, const char *key)
 	return end != buf && !*end && v >= 0 ? v : -1;
 }
 
+/* Distinct drop reasons counted before the report keeps its
+ * NT_REPORT_DROP_REASONS most frequent; beyond, a trace's further reasons
+ * go to dropped_other at once (a hostile trace's memory stays bounded). */
+#define DROP_REASONS_SEEN 1024
+
+struct drop_reason {
+	struct nt_report_drop d;
+	UT_hash_handle hh;
+};
+
+struct drop_walk {
+	struct tstate *ts;
+	struct drop_reason *by_reason;
+	unsigned n;
+};
+
+/* A row of the trace's drops (a count of 0 or less taken for 1),
+ * counted under its reason. */
+static int on_drop(const struct nt_trace_drop *d, void *arg)
+{
+	struct drop_walk *w = arg;
+	struct nt_report_trace *tr = &w->ts->r->traces[w->ts->trace];
+	const char *why = d->reason ? d->reason : "";
+	int64_t n = d->count > 0 ? d->count : 1;
+	struct drop_reason *e;
+	int oom = 0;
+
+	tr->dropped += n;
+	HASH_FIND_STR(w->by_reason, why, e);
+	if (!e && w->n == DROP_REASONS_SEEN) {
+		tr->dropped_other += n;
+		return 0;
+	}
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))) || !(e->d.reason = strdup(why))) {
+			free(e);
+			return nt_err_set(w->ts->err, "out of memory");
+		}
+		HASH_ADD_KEYPTR(hh, w->by_reason, e->d.reason, strlen(e->d.reason), e);
+		if (oom) {
+			free(e->d.reason);
+			free(e);
+			return nt_err_set(w->ts->err, "out of memory");
+		}
+		w->n++;
+	}
+	e->d.count += n;
+	return 0;
+}
+
+/* Most first; ties by reason, so that the order does not depend on the
+ * table's. */
+static int by_count(const void *a, const void *b)
+{
+	const struct nt_report_drop *x = a, *y = b;
+
+	if (x->count != y->count)
+		return (x->count < y->count) - (x->count > y->count);
+	return strcmp(x->reason, y->reason);
+}
+
+/* The trace's drops into tr: its NT_REPORT_DROP_REASONS most frequent
+ * reasons, the rest in dropped_other; -1 when the table cannot be read. */
+static int read_drops(struct tstate *ts, struct nt_report_trace *tr)
+{
+	struct drop_walk w = { ts, NULL, 0 };
+	struct drop_reason *e, *tmp;
+	struct nt_report_drop *all = NULL;
+	int n = 0, ret = nt_trace_foreach_drop(ts->t, on_drop, &w, ts->err);
+
+	if (!ret && w.n && !(all = malloc(w.n * sizeof(*all))))
+		ret = nt_err_set(ts->err, "out of memory");
+	HASH_ITER(hh, w.by_reason, e, tmp) {
+		HASH_DEL(w.by_reason, e);
+		if (all)
+			all[n++] = e->d;
+		else
+			free(e->d.reason);
+		free(e);
+	}
+	if (ret)
+		return -1;
+	if (n)
+		qsort(all, (size_t)n, sizeof(*all), by_count);
+	for (int i = NT_REPORT_DROP_REASONS; i < n; i++) {
+		tr->dropped_other += all[i].count;
+		free(all[i].reason);
+	}
+	tr->drops = all;
+	tr->n_drops = n < NT_REPORT_DROP_REASONS ? n : NT_REPORT_DROP_REASONS;
+	return 0;
+}
+
 /* The process's meta that tells jobs apart (job.h). */
 static int read_process(struct tstate *ts, struct nt_report_trace *tr)
 {
@@ -460,6 +553,12 @@ static int read_rows(struct nt_report *r, int ti, struct tstate *ts)
 		return -1;
 	if (nt_trace_foreach_launch(ts->t, on_launch, ts, ts->err) || ts->failed)
 		return -1;
+	/* what was not traced is told, not needed: a damaged drops table
+	 * (or no memory) leaves it unknown, dropped -1 */
+	if (read_drops(ts, tr)) {
+		tr->dropped = -1;
+		tr->dropped_other = 0;
+	}
 	return 0;
 }
 
@@ -702,6 +801,9 @@ void nt_report_free(struct nt_report *r)
 		free(r->traces[i].cmdline);
 		free(r->traces[i].exe);
 		free(r->traces[i].probe_shape);
+		for (int d = 0; d < r->traces[i].n_drops; d++)
+			free(r->traces[i].drops[d].reason);
+		free(r->traces[i].drops);
 	}
 	nt_report_jobs_free(r);
 	free(r->graphs);

@@ -130,6 +130,8 @@ enum nt_report_cov { NT_COV_PATTERN, NT_COV_CORES, NT_COV_POSITION, NT_COV_ORDER
 #define NT_REPORT_PATTERN_MIN 5
 const char *nt_report_cov_name(int cov);
 
+#define NT_REPORT_DROP_REASONS 16
+
 struct nt_report_trace {
 	char *path;
 	char backend[16];
@@ -151,6 +153,16 @@ struct nt_report_trace {
 	 * launches[], not replayed, with that reason. */
 	int64_t skipped;
 	char skipped_why[192];
+	/* Launches the trace says were not traced, and why (its drops table:
+	 * picked launches dropped, records lost), by reason, most first: the
+	 * NT_REPORT_DROP_REASONS most frequent, the rest counted in
+	 * dropped_other.  dropped -1: the table could not be read. */
+	struct nt_report_drop {
+		char *reason;
+		int64_t count;
+	} *drops;
+	int n_drops;
+	int64_t dropped, dropped_other;
 	/* The process (meta, docs/trace-format.md), to tell jobs apart
 	 * (job.h): "" and -1 when absent. */
 	char *cmdline, *exe;
