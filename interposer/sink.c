@@ -29,6 +29,13 @@ struct kernel_entry {
 	UT_hash_handle hh;
 };
 
+/* Drops by reason, for the summary (the trace has each drop). */
+#define DROP_REASONS 64
+struct drop_reason {
+	struct nt_summary_drop d;
+	UT_hash_handle hh;
+};
+
 struct nt_sink {
 	struct nt_config cfg;
 	char backend[16], sampling[512];
@@ -41,9 +48,41 @@ struct nt_sink {
 	struct nt_trace_block *blocks;
 	size_t blocks_cap;
 	uint64_t n_traced, n_blocks, n_dropped, n_native;
+	struct drop_reason *reasons;
+	unsigned n_reasons;
+	uint64_t dropped_other;	/* ... beyond DROP_REASONS of them */
 	double write_s;		/* in SQLite for traced launches: adds and commits */
 	char path[PATH_MAX];
 };
+
+static void count_reason(struct nt_sink *s, const char *reason)
+{
+	struct drop_reason *e;
+
+	HASH_FIND_STR(s->reasons, reason, e);
+	if (!e && s->n_reasons < DROP_REASONS && (e = calloc(1, sizeof(*e)))) {
+		if (!(e->d.reason = strdup(reason))) {
+			free(e);
+			e = NULL;
+		} else {
+			HASH_ADD_KEYPTR(hh, s->reasons, e->d.reason, strlen(e->d.reason), e);
+			HASH_FIND_STR(s->reasons, reason, e);	/* NULL: the table could not grow */
+			s->n_reasons += e != NULL;
+		}
+	}
+	if (e)
+		e->d.n++;
+	else
+		s->dropped_other++;
+}
+
+static int by_drops(const void *a, const void *b)
+{
+	const struct nt_summary_drop *x = *(const struct nt_summary_drop *const *)a,
+				     *y = *(const struct nt_summary_drop *const *)b;
+
+	return x->n != y->n ? (x->n < y->n) - (x->n > y->n) : strcmp(x->reason, y->reason);
+}
 
 struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, const char *sampling,
 			    struct nt_err *err)
@@ -319,6 +358,7 @@ int nt_sink_drop(struct nt_sink *s, uint64_t seq, const char *kernel, const char
 	struct nt_err err;
 
 	s->n_dropped++;
+	count_reason(s, reason ? reason : "");
 	if (begin(s))
 		return -1;
 	if (kernel && (k = kernel_of(s, kernel, NULL)))
@@ -414,13 +454,24 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 					  .path = s->t ? s->path : NULL, .incomplete = s->write_failed };
 		size_t n = HASH_COUNT(s->kernels), i = 0;
 		const struct nt_sink_kernel **v = malloc((n ? n : 1) * sizeof(*v));
+		const struct nt_summary_drop **dv = malloc((s->n_reasons ? s->n_reasons : 1) * sizeof(*dv));
+		struct drop_reason *r;
 
 		for (e = s->kernels; v && e; e = e->hh.next)
 			v[i++] = &e->k;
 		sum.kernels = v;
 		sum.n_kernels = v ? n : 0;
+		i = 0;
+		for (r = s->reasons; dv && r; r = r->hh.next)
+			dv[i++] = &r->d;
+		if (dv)
+			qsort(dv, i, sizeof(*dv), by_drops);
+		sum.drops = dv;
+		sum.n_drops = dv ? i : 0;
+		sum.dropped_other = s->dropped_other;
 		nt_summary_print(f, &sum);
 		free(v);
+		free(dv);
 	}
 	nt_trace_close(s->t);
 	HASH_ITER(hh, s->kernels, e, tmp) {
@@ -428,6 +479,15 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 		free(e->mangled);
 		free(e->demangled);
 		free(e);
+	}
+	{
+		struct drop_reason *r, *rtmp;
+
+		HASH_ITER(hh, s->reasons, r, rtmp) {
+			HASH_DEL(s->reasons, r);
+			free((char *)r->d.reason);
+			free(r);
+		}
 	}
 	nt_devices_free(s->devices);
 	failed = s->write_failed;

@@ -9,6 +9,7 @@
 
 #define TOP 5
 #define NAME_MAX_SHOWN 70
+#define TOP_DROPS 3
 
 static int by_time(const void *a, const void *b)
 {
@@ -27,6 +28,30 @@ static void put_name(FILE *f, const char *name)
 		fputc((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i], f);
 	if (n > NAME_MAX_SHOWN)
 		fputs("...", f);
+}
+
+/* Why launches were dropped: the TOP_DROPS most frequent reasons, in
+ * full (control bytes as '?'). */
+static void top_drops(FILE *f, const struct nt_summary *s)
+{
+	uint64_t rest = s->dropped_other;
+
+	if (!s->n_drops)
+		return;
+	fprintf(f, "nucatrace: dropped, by reason:\n");
+	for (size_t i = 0; i < s->n_drops; i++) {
+		if (i >= TOP_DROPS) {
+			rest += s->drops[i]->n;
+			continue;
+		}
+		fprintf(f, "  %8" PRIu64 "  ", s->drops[i]->n);
+		for (const char *p = s->drops[i]->reason; *p; p++)
+			fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+		fputc('\n', f);
+	}
+	if (rest)
+		fprintf(f, "  %8" PRIu64 "  for other reasons (the trace has each; nucatrace report lists them)\n",
+			rest);
 }
 
 static void top_kernels(FILE *f, const struct nt_summary *s)
@@ -57,10 +82,12 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 
 	if (!strcmp(s->backend, "kernels")) {
 		fprintf(f, "nucatrace: kernels mode: %" PRIu64 " launches recorded\n", s->traced);
+		top_drops(f, s);
 	} else {
 		fprintf(f, "nucatrace: %s mode: traced %" PRIu64 " of %" PRIu64 " launches, %" PRIu64
 			   " blocks recorded, %" PRIu64 " launches dropped\n", s->backend, s->traced,
 			run->launches, s->blocks, s->dropped);
+		top_drops(f, s);
 		if (run->dark_spans)
 			fprintf(f, "nucatrace: launch callbacks off between windows for %.3f s (%" PRIu64 " span%s%s): "
 				   "launches then ran with no callback and are not in the count above\n",

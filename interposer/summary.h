@@ -7,9 +7,16 @@
 #ifndef NT_SUMMARY_H
 #define NT_SUMMARY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sink.h"
+
+/* Launches dropped for one reason. */
+struct nt_summary_drop {
+	const char *reason;
+	uint64_t n;
+};
 
 struct nt_summary {
 	const char *backend, *sampling;
@@ -18,6 +25,9 @@ struct nt_summary {
 	double write_s;			/* in SQLite for the traced launches */
 	const struct nt_sink_kernel *const *kernels;
 	size_t n_kernels;
+	const struct nt_summary_drop *const *drops;	/* by reason, most first */
+	size_t n_drops;
+	uint64_t dropped_other;		/* ... for reasons not counted apart */
 	const char *missing_maps;	/* "" when every GPU had one */
 	const char *path;		/* the trace, NULL when none was written */
 	int incomplete;			/* ... some writes to it failed */
