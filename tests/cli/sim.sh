@@ -14,7 +14,7 @@ sim_check() {
 		sqlite3 "$t" "select 'launches traced', count(*), 'blocks', sum(blocks) from launches where traced = 1;
 			select 'incomplete launches', count(*) from launches l where traced = 1 and
 				blocks != grid_x * grid_y * grid_z or blocks != (select count(*) from blocks b where b.launch = l.launch);
-			select 'drop', reason, count(*) from drops group by reason;
+			select 'drop', reason, sum(count) from drops group by reason;
 			select 'native times', count(*) from native;
 			select 'meta', key, value from meta where key in ('launches', 'windows', 'launches_in_windows', 'patches', 'unpatches', 'sampling') order by key;"
 	done

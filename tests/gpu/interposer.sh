@@ -36,7 +36,7 @@ import re, sqlite3, sys
 ok = sys.argv[1]
 for path in sys.argv[2:]:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    drops = db.execute("select reason, count(*) from drops group by reason").fetchall()
+    drops = db.execute("select reason, sum(count) from drops group by reason").fetchall()
     print(f"{path}: drops {drops}")
     if any(not ok or not re.fullmatch(ok, r) for r, _ in drops):
         sys.exit(1)
@@ -77,7 +77,7 @@ import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 want = int(sys.argv[2])
 nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
-drops = db.execute("select count(*) from drops").fetchone()[0]
+drops = db.execute("select coalesce(sum(count), 0) from drops").fetchone()[0]
 replays = db.execute("select count(distinct graph * 1000000 + graph_launch) from launches"
                      " where graph is not null").fetchone()[0]
 print(f"{nodes} graph node launches traced, {drops} dropped (want {want} traced), {replays} graph launches")
@@ -107,7 +107,7 @@ import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 traced = db.execute("select count(*) from launches where traced = 1").fetchone()[0]
 patches = int(dict(db.execute("select key, value from meta"))["patches"])
-drops = db.execute("select reason, count(*) from drops group by 1").fetchall()
+drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
 print(f"{traced} launches traced, {patches} module patches, drops {drops}")
 held = sum(c for r, c in drops if r.startswith("a live CUDA graph exec runs its module"))
 sys.exit(0 if traced == 0 and patches == 0 and held > 0 else 1)
@@ -181,7 +181,7 @@ for path in sys.argv[1:]:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     got = dict(db.execute("select coalesce(k.demangled, k.mangled), count(*) from launches l join kernels k"
                           " on k.kernel = l.kernel where l.traced = 1 group by 1"))
-    drops = db.execute("select reason, count(*) from drops group by 1").fetchall()
+    drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
     print(path, "traced:", {n.split("(")[0]: c for n, c in got.items()}, "drops:", drops)
 # graphs_device: 5 host launches of the graph whose node launches the
 # device graph, 5 of cdp_parent; none traced, each dropped once
