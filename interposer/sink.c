@@ -26,8 +26,8 @@
  * DROP_ROWS, the rest counted and written as one row at close (launch
  * NULL).  A module that a live graph exec runs drops every pick of its
  * kernels in every window for as long as the program runs: one row each
- * made 9,185 rows of about 250 bytes in 2,000 replays of PyTorch's step on the
- * H200 (session 18), a week's job would make tens of GB. */
+ * made 9,185 rows of about 250 bytes in 2,000 replays of PyTorch's step
+ * on the H200 (session 18); a week's job would make tens of GB. */
 #define DROP_ROWS 100
 struct drop_rows {
 	char *reason;
@@ -80,8 +80,15 @@ static void count_reason(struct nt_sink *s, const char *reason)
 			free(e);
 			e = NULL;
 		} else {
+			struct drop_reason *in;
+
 			HASH_ADD_KEYPTR(hh, s->reasons, e->d.reason, strlen(e->d.reason), e);
-			HASH_FIND_STR(s->reasons, reason, e);	/* NULL: the table could not grow */
+			HASH_FIND_STR(s->reasons, reason, in);
+			if (!in) {	/* the table could not grow */
+				free((char *)e->d.reason);
+				free(e);
+			}
+			e = in;
 			s->n_reasons += e != NULL;
 		}
 	}
