@@ -427,6 +427,12 @@ struct drop_walk {
 	unsigned n;
 };
 
+/* a + b, both >= 0, at most INT64_MAX (a hostile trace's counts) */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 /* A row of the trace's drops (a count of 0 or less taken for 1),
  * counted under its reason. */
 static int on_drop(const struct nt_trace_drop *d, void *arg)
@@ -438,10 +444,10 @@ static int on_drop(const struct nt_trace_drop *d, void *arg)
 	struct drop_reason *e;
 	int oom = 0;
 
-	tr->dropped += n;
+	tr->dropped = add_sat(tr->dropped, n);
 	HASH_FIND_STR(w->by_reason, why, e);
 	if (!e && w->n == DROP_REASONS_SEEN) {
-		tr->dropped_other += n;
+		tr->dropped_other = add_sat(tr->dropped_other, n);
 		return 0;
 	}
 	if (!e) {
@@ -457,7 +463,7 @@ static int on_drop(const struct nt_trace_drop *d, void *arg)
 		}
 		w->n++;
 	}
-	e->d.count += n;
+	e->d.count = add_sat(e->d.count, n);
 	return 0;
 }
 
@@ -496,7 +502,7 @@ static int read_drops(struct tstate *ts, struct nt_report_trace *tr)
 	if (n)
 		qsort(all, (size_t)n, sizeof(*all), by_count);
 	for (int i = NT_REPORT_DROP_REASONS; i < n; i++) {
-		tr->dropped_other += all[i].count;
+		tr->dropped_other = add_sat(tr->dropped_other, all[i].count);
 		free(all[i].reason);
 	}
 	tr->drops = all;
