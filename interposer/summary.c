@@ -36,7 +36,7 @@ static void top_drops(FILE *f, const struct nt_summary *s)
 {
 	uint64_t rest = s->dropped_other;
 
-	if (!s->n_drops)
+	if (!s->n_drops && !rest)
 		return;
 	fprintf(f, "nucatrace: dropped, by reason:\n");
 	for (size_t i = 0; i < s->n_drops; i++) {

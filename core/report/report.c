@@ -415,6 +415,10 @@ static int64_t meta_i64(struct tstate *ts, const char *key)
  * NT_REPORT_DROP_REASONS most frequent; beyond, a trace's further reasons
  * go to dropped_other at once (a hostile trace's memory stays bounded). */
 #define DROP_REASONS_SEEN 1024
+/* A reason is kept to this many bytes (ours are under 300), cut at a
+ * character and ended with "...": a hostile trace's megabytes of reason
+ * would take memory, and the text report's wrapping time. */
+#define DROP_REASON_MAX 512
 
 struct drop_reason {
 	struct nt_report_drop d;
@@ -441,9 +445,19 @@ static int on_drop(const struct nt_trace_drop *d, void *arg)
 	struct nt_report_trace *tr = &w->ts->r->traces[w->ts->trace];
 	const char *why = d->reason ? d->reason : "";
 	int64_t n = d->count > 0 ? d->count : 1;
+	char cut[DROP_REASON_MAX + 1];
 	struct drop_reason *e;
 	int oom = 0;
 
+	if (strlen(why) > DROP_REASON_MAX) {
+		size_t keep = DROP_REASON_MAX - 3;
+
+		while (keep > 0 && ((unsigned char)why[keep] & 0xc0) == 0x80)	/* inside a character */
+			keep--;
+		memcpy(cut, why, keep);
+		memcpy(cut + keep, "...", 4);
+		why = cut;
+	}
 	tr->dropped = add_sat(tr->dropped, n);
 	HASH_FIND_STR(w->by_reason, why, e);
 	if (!e && w->n == DROP_REASONS_SEEN) {
@@ -505,8 +519,14 @@ static int read_drops(struct tstate *ts, struct nt_report_trace *tr)
 		tr->dropped_other = add_sat(tr->dropped_other, all[i].count);
 		free(all[i].reason);
 	}
-	tr->drops = all;
 	tr->n_drops = n < NT_REPORT_DROP_REASONS ? n : NT_REPORT_DROP_REASONS;
+	if (tr->n_drops) {
+		struct nt_report_drop *kept = realloc(all, (size_t)tr->n_drops * sizeof(*all));
+
+		tr->drops = kept ? kept : all;
+	} else {
+		free(all);
+	}
 	return 0;
 }
 
