@@ -18,9 +18,9 @@
  * when a query fails: such an exec is opaque and holds every module of
  * its context (of every context, when its context is not known).  So is
  * an exec seen made (the graphs domain's callback, which comes first)
- * whose instantiation call is not one of those listed.  An exec updated in place (cuGraphExecUpdate and the
- * cuGraphExec*SetParams calls) adds the new kernels' modules to its own;
- * none is ever taken away.
+ * whose instantiation call is not one of those listed.  An exec updated
+ * in place (cuGraphExecUpdate and the cuGraphExec*SetParams calls) adds
+ * the new kernels' modules to its own; none is ever taken away.
  *
  * While another thread is inside such a call (between its entry and exit
  * callbacks) no module is patched.  An exec whose call begins on another
@@ -43,14 +43,20 @@
 #include "collector.h"
 #include "gpu/cudrv.h"
 
+/* A list of modules, each once, the way the driver query fills it. */
+struct mods {
+	CUmodule *v;
+	int n, cap;
+	int unknown;		/* a module could not be known */
+};
+
 struct exec {
 	CUgraphExec exec;
 	CUcontext ctx;
 	int opaque;		/* its modules are not all known */
 	int listed;		/* ... as far as its instantiation said */
 	int counted;		/* ... counted as unlisted (nt_collector_graph_exec) */
-	CUmodule *mods;		/* those known, each once */
-	int n, cap;
+	struct mods known;	/* those known */
 	UT_hash_handle hh;
 };
 
@@ -73,30 +79,26 @@ static unsigned n_opaque;
 static unsigned making;
 static _Thread_local unsigned my_making;
 
-/* A list of modules, each once, the way the driver query fills it. */
-struct mods {
-	CUmodule *v;
-	int n, cap;
-	int unknown;		/* a module could not be known */
-};
-
-static void mods_add(struct mods *m, CUmodule mod)
+/* mod into m: 1 added, 0 already there, -1 out of memory (m->unknown
+ * set). */
+static int mods_add(struct mods *m, CUmodule mod)
 {
 	for (int i = 0; i < m->n; i++)
 		if (m->v[i] == mod)
-			return;
+			return 0;
 	if (m->n == m->cap) {
 		int cap = m->cap ? 2 * m->cap : 8;
 		CUmodule *v = realloc(m->v, (size_t)cap * sizeof(*v));
 
 		if (!v) {
 			m->unknown = 1;
-			return;
+			return -1;
 		}
 		m->v = v;
 		m->cap = cap;
 	}
 	m->v[m->n++] = mod;
+	return 1;
 }
 
 /* The module of a kernel given as a function or, when that is NULL, as
@@ -156,10 +158,10 @@ static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph, i
 /* e's record gone from the tables (nt_san.lock held). */
 static void drop(struct exec *e)
 {
-	for (int i = 0; i < e->n; i++) {
+	for (int i = 0; i < e->known.n; i++) {
 		struct use *u;
 
-		HASH_FIND_PTR(uses, &e->mods[i], u);
+		HASH_FIND_PTR(uses, &e->known.v[i], u);
 		if (u && !--u->execs) {
 			HASH_DEL(uses, u);
 			free(u);
@@ -169,7 +171,7 @@ static void drop(struct exec *e)
 	if (e->opaque && !e->counted)	/* never listed */
 		nt_collector_graph_exec(0, 1);
 	HASH_DEL(execs, e);
-	free(e->mods);
+	free(e->known.v);
 	free(e);
 }
 
@@ -179,40 +181,25 @@ static void merge(struct exec *e, const struct mods *m)
 	int opaque = m->unknown;
 
 	for (int i = 0; i < m->n && !opaque; i++) {
-		struct use *u;
-		int have = 0;
+		int added = mods_add(&e->known, m->v[i]);
+		struct use *u = NULL;
 
-		for (int j = 0; j < e->n; j++)
-			have |= e->mods[j] == m->v[i];
-		if (have)
-			continue;
-		if (e->n == e->cap) {
-			int cap = e->cap ? 2 * e->cap : 8;
-			CUmodule *v = realloc(e->mods, (size_t)cap * sizeof(*v));
+		if (added > 0) {
+			HASH_FIND_PTR(uses, &m->v[i], u);
+			if (!u && (u = calloc(1, sizeof(*u)))) {
+				struct use *in;
 
-			if (!v) {
-				opaque = 1;
-				break;
+				u->mod = m->v[i];
+				HASH_ADD_PTR(uses, mod, u);
+				HASH_FIND_PTR(uses, &m->v[i], in);
+				if (!in)	/* the table could not grow */
+					free(u), u = NULL;
 			}
-			e->mods = v;
-			e->cap = cap;
+			if (u)
+				u->execs++;
 		}
-		HASH_FIND_PTR(uses, &m->v[i], u);
-		if (!u && (u = calloc(1, sizeof(*u)))) {
-			struct use *in;
-
-			u->mod = m->v[i];
-			HASH_ADD_PTR(uses, mod, u);
-			HASH_FIND_PTR(uses, &m->v[i], in);
-			if (!in)	/* the table could not grow */
-				free(u), u = NULL;
-		}
-		if (!u) {
-			opaque = 1;
-			break;
-		}
-		u->execs++;
-		e->mods[e->n++] = m->v[i];
+		/* a module listed but not held (drop() skips it): opaque */
+		opaque = added < 0 || (added > 0 && !u);
 	}
 	if (opaque && !e->opaque) {
 		e->opaque = 1;

@@ -118,13 +118,22 @@ static const char *unpatchable(const struct mod_state *ms)
 	return NULL;
 }
 
+/* Why ms cannot be patched now, or NULL: never (unpatchable), or while a
+ * live graph exec runs it (san_execs.c), unless it already is. */
+static const char *not_now(const struct mod_state *ms)
+{
+	const char *why = unpatchable(ms);
+
+	return why || ms->patched ? why : nt_san_exec_holds(ms->mod, ms->ctx);
+}
+
 const char *nt_san_want(CUmodule mod)
 {
 	struct mod_state *ms;
 	const char *why;
 
 	HASH_FIND_PTR(modules, &mod, ms);
-	if ((why = unpatchable(ms)) || (!ms->patched && (why = nt_san_exec_holds(mod, ms->ctx))))
+	if ((why = not_now(ms)))
 		return why;
 	if (!ms->wanted && !ms->patched) {
 		ms->wanted = 1;
@@ -251,10 +260,8 @@ int nt_san_patch(CUmodule mod, const char **why)
 	}
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(modules, &mod, ms);
-	*why = unpatchable(ms);
+	*why = not_now(ms);
 	patched = ms && ms->patched;
-	if (!*why && !patched)
-		*why = nt_san_exec_holds(mod, ms->ctx);
 	pthread_mutex_unlock(&nt_san.lock);
 	if (*why || patched) {
 		pthread_mutex_unlock(&patching);

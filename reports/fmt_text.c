@@ -63,6 +63,9 @@ static const char *num(char *buf, size_t len, const char *fmt, double v)
  * reason after its count, its lines hanging under its first. */
 static void drops(FILE *f, const struct nt_report_trace *t)
 {
+	/* the counts right-aligned under the largest, the first */
+	int width = t->n_drops ? snprintf(NULL, 0, "%lld", (long long)t->drops[0].count) : 0;
+
 	if (t->dropped < 0) {
 		wrapped(f, "its drops table cannot be read: what was not traced is not known");
 		return;
@@ -74,7 +77,7 @@ static void drops(FILE *f, const struct nt_report_trace *t)
 	for (int d = 0; d < t->n_drops; d++) {
 		size_t len = strlen(t->drops[d].reason) + 32;
 		char *line = malloc(len);
-		int width = snprintf(NULL, 0, "%lld", (long long)t->drops[0].count), n;
+		int n;
 
 		if (!line)
 			return;
