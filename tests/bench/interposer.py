@@ -57,8 +57,22 @@ session12.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
 between runs is the scheduler's.
 
+--lockstep (the eager loops train, train-gpu, train-long only): each
+repetition runs, for each configuration, two programs at once that take
+turns step by step (torch_train.py --lockstep): a bare one and the
+configuration's, which goes first in every other repetition; and a bare
+one against another bare one, the control.  The two meet the same host
+moment by moment, so the drift between processes that hides a few
+percent in runs one after another (15-35%) falls out of their ratio,
+except what differs between two processes as such, which the control
+shows.  Timed: the steps' total and median, the first step left out, each
+a sync'd step (the turn passes on an idle GPU).  Not timed: the
+program's start, set-up and exit (the two set up at once); nor does a
+policy's budget= see the same run (its windows are spaced by wall time,
+half of which is the other's turn).
+
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
-                      [--pin CPUS]
+                      [--pin CPUS] [--lockstep]
 Environment: BUILD (build folder, default build).  Each run's numbers go to
 stderr as it ends, the table to stdout at the end of each workload.
 """
@@ -66,6 +80,7 @@ import argparse
 import math
 import os
 import re
+import select
 import statistics
 import subprocess
 import sys
@@ -161,6 +176,105 @@ def run_once(cmd, cfg, metrics, out_dir, pin=None):
     return got
 
 
+def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
+    """Two runs of cmd at once (under configurations cfgs[0] and cfgs[1],
+    each None for bare) taking turns step by step, cfgs[0]'s first; each
+    one's step times (ms), the first step left out."""
+    d = tempfile.mkdtemp()
+    fifo = {n: os.path.join(d, n) for n in ("a", "b", "ready")}
+    for f in fifo.values():
+        os.mkfifo(f)
+    procs, outs = [], []
+    for i, (cfg, turn) in enumerate(zip(cfgs, ("a,b", "b,a"))):
+        fi, fo = (fifo[x] for x in turn.split(","))
+        prog = [*cmd, "--lockstep", f"{fi},{fo},{fifo['ready']}"]
+        od = os.path.join(out_dir, str(i))
+        os.makedirs(od, exist_ok=True)
+        args = prog if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", od, *cfg, "--", *prog]
+        out = tempfile.TemporaryFile(mode="w+")
+        outs.append((args, out))
+        procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True))
+    ready = os.open(fifo["ready"], os.O_RDWR)
+    got, t0 = 0, time.monotonic()
+    try:
+        while got < 2:
+            if any(p.poll() is not None for p in procs):
+                raise RuntimeError("a program ended before it was ready")
+            if time.monotonic() - t0 > limit_s:
+                raise RuntimeError("not ready in time")
+            if select.select([ready], [], [], 1.0)[0]:
+                got += len(os.read(ready, 2 - got))
+        turn = os.open(fifo["a"], os.O_RDWR)
+        os.write(turn, b"t")
+        for p in procs:
+            p.wait(timeout=max(1, limit_s - (time.monotonic() - t0)))
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        for p in procs:
+            p.kill()
+        for args, out in outs:
+            out.seek(0)
+            sys.stderr.write(out.read()[-3000:])
+        raise SystemExit(f"lockstep {cmd}: {e}")
+    steps = []
+    for (args, out), p in zip(outs, procs):
+        out.seek(0)
+        text = out.read()
+        m = re.search(r"^step_times_ms (.*)$", text, re.M)
+        if p.returncode or not m:
+            sys.stderr.write(text[-3000:])
+            raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if m else ", no step times"))
+        steps.append([float(x) for x in m.group(1).split()][1:])
+    for root, _, files in os.walk(out_dir):
+        for f in files:
+            os.unlink(os.path.join(root, f))
+    for f in fifo.values():
+        os.unlink(f)
+    os.rmdir(d)
+    return steps
+
+
+def lockstep(w, cmd, configs, reps, goals, out_dir):
+    """The --lockstep bench of one workload: per repetition and
+    configuration, a bare run and the configuration's in turns (a bare
+    one's for the control), which first alternating; each pair's ratio of
+    the configuration's steps to the bare one's."""
+    if "--step-times" not in cmd:
+        cmd = [*cmd, "--step-times"]
+    others = ["bare"] + [c for c in configs if c != "bare"]
+    ratios = {c: {"steps_s": [], "step_ms": []} for c in others}
+    medians = {c: {"steps_s": [], "step_ms": []} for c in others}
+    for rep in range(reps):
+        for c in others:
+            first_bare = rep % 2 == 0
+            cfgs = (None, CONFIGS[c]) if first_bare else (CONFIGS[c], None)
+            t = lockstep_pair(cmd, cfgs, out_dir)
+            bare, mine = (t[0], t[1]) if first_bare else (t[1], t[0])
+            for m, f in (("steps_s", lambda x: sum(x) / 1000), ("step_ms", statistics.median)):
+                ratios[c][m].append(f(mine) / f(bare))
+                medians[c][m].append((f(bare), f(mine)))
+            print(f"{w} lockstep repetition {rep + 1} bare against {c}" +
+                  (" (bare first)" if first_bare else f" ({c} first)") +
+                  f": steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
+                  f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
+                  file=sys.stderr, flush=True)
+    print(f"{w}: lockstep, {reps} repetitions; each pair a bare run and the configuration's taking turns "
+          "step by step, the first step left out; 'bare' is a bare run against another (the control)")
+    for m in ("steps_s", "step_ms"):
+        cells = []
+        for c in others:
+            q = sorted(ratios[c][m])
+            lo, hi, cover = median_ci(q)
+            b = statistics.median(x for x, _ in medians[c][m])
+            o = statistics.median(y for _, y in medians[c][m])
+            cell = (f"{c} {o:.6g} against {b:.6g}: {statistics.median(q):.4f} [{q[0]:.4f}-{q[-1]:.4f}], "
+                    f"{cover:.0%} interval {lo:.4f}-{hi:.4f}")
+            if c in goals:
+                cell += f": {verdict(lo, hi, goals[c])} (<= {goals[c]:g})"
+            cells.append(cell)
+        print(f"{w:9s} {m:10s} " + f"\n{'':20s} ".join(cells))
+    sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
@@ -172,6 +286,8 @@ def main():
                     help="CONFIG=RATIO: say whether each metric's ratio is shown within it")
     ap.add_argument("--pin", help="CPUS: run every program on these CPUs only (taskset -c CPUS), "
                     "its tracer's thread included")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="the eager loops: each configuration in turns with a bare run (see above)")
     a = ap.parse_args()
     goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
     for extra in a.policy:
@@ -184,6 +300,11 @@ def main():
           "to its bare run, median [min-max]" + (f"; every run on CPUs {a.pin}" if a.pin else ""))
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
+        if a.lockstep:
+            if w not in ("train", "train-gpu", "train-long"):
+                raise SystemExit(f"--lockstep: {w} is not an eager training loop (train, train-gpu, train-long)")
+            lockstep(w, cmd, configs, a.reps, goals, out_dir)
+            continue
         runs = {c: [] for c in configs}
         for rep in range(a.reps):
             for c in configs:

@@ -14,7 +14,12 @@ optimizer) into a CUDA graph and replays it: the pattern of
 torch.cuda.graphs and torch.compile(mode="reduce-overhead").  --scale K multiplies both batches by
 K: the same launches, each K times the work, so that the GPU, not Python,
 sets the pace (the eager loop at K=1 waits on the host, whose jitter
-between runs hides a 1% difference).
+between runs hides a 1% difference).  --lockstep IN,OUT,READY takes turns
+with another process (tests/bench/interposer.py --lockstep): once ready
+to train it writes a byte to the FIFO READY, then before each step reads
+a byte from IN and after it (and a CUDA sync) writes one to OUT, so two
+programs' steps alternate and meet the same host; "train" is then the sum
+of the steps' times.
 
 Deterministic: fixed seeds, deterministic algorithms, no cuDNN autotuning.
 """
@@ -90,6 +95,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--step-times", action="store_true", help="print every step's host time (ms)")
     ap.add_argument("--scale", type=int, default=1, help="batches K times larger")
+    ap.add_argument("--lockstep", metavar="IN,OUT,READY", help="take turns with another process, step by step")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = False
@@ -133,17 +139,32 @@ def main():
         run = step
     torch.cuda.synchronize()
     t_ready = time.time()
+    turn_in = turn_out = None
+    if args.lockstep:
+        # O_RDWR: a FIFO opened so neither blocks at open nor breaks when
+        # the other side has gone
+        fin, fout, fready = args.lockstep.split(",")
+        turn_in, turn_out = os.open(fin, os.O_RDWR), os.open(fout, os.O_RDWR)
+        ready = os.open(fready, os.O_RDWR)
+        os.write(ready, b"r")
+        os.close(ready)
     times = []
     t0 = time.perf_counter()
     for i in range(args.steps):
+        if turn_in is not None:
+            os.read(turn_in, 1)
         ts = time.perf_counter()
         run()
         if (i + 1) % 10 == 0:
             l = losses.tolist()  # a sync, as a logging training loop has
             print(f"step {i + 1} loss {l[0]!r} {l[1]!r}", flush=True)
+        if turn_out is not None:
+            torch.cuda.synchronize()  # the other's turn on an idle GPU
         times.append(time.perf_counter() - ts)
+        if turn_out is not None:
+            os.write(turn_out, b"t")
     torch.cuda.synchronize()
-    wall = time.perf_counter() - t0
+    wall = sum(times) if turn_in is not None else time.perf_counter() - t0
     if args.step_times:
         print("step_times_ms " + " ".join(f"{1000 * t:.3f}" for t in times))
     times.sort()
