@@ -23,8 +23,8 @@
  * in its exec and kernel's table, san_nodes.c, which becomes the kernel's
  * per-function data, taken by all its nodes when the graph is queued),
  * then GRAPHS LAUNCH_END (per-function data back to none; a window closed
- * meanwhile is closed at the next plain launch, or at the next graph
- * launch when it patched nothing).  A node is traced only when its module
+ * meanwhile is closed, its modules unpatched, at the next launch's entry,
+ * plain or graph).  A node is traced only when its module
  * is patched: it never asks for it, since a module that a live graph
  * exec runs is never patched (an exec keeps the code its modules had when
  * it was made: san_execs.c).  An untraced kernel node
@@ -60,8 +60,8 @@
  * replay entered the driver, ran a later replay into "illegal
  * instruction" twice in two runs, with the replay's stream waited for
  * before the patch as well (session 17, runs 4 and 5).  A graph launch's
- * entry only closes a window that patched nothing, and turns the
- * callbacks off between windows.  And only while one thread at
+ * entry only closes windows (unpatching), and turns the callbacks off
+ * between windows.  And only while one thread at
  * a time uses CUDA: with other threads in the driver a switch in a launch
  * callback hung (8 threads x 4 streams: the launch held the driver's lock
  * and wanted the sanitizer's, another thread the other way round), so a
@@ -297,10 +297,12 @@ static uint64_t launches_since_close(void)
 }
 
 /* Close the window sampling closed, if no launch is in flight: at a
- * launch's entry into the driver (switch_before_launch), never inside a
- * launch's callbacks; at a graph launch's only while no module is
- * patched (nothing to unpatch: see switch_before_launch). */
-static void try_close(int graph)
+ * launch's entry into the driver, plain or graph (switch_before_launch),
+ * never inside a launch's callbacks.  Unpatching at a graph launch's
+ * entry is safe where patching is not: an exec made while its module was
+ * patched ran right once the module was unpatched (session 18, run 2),
+ * and no module a live exec runs is patched again (san_execs.c). */
+static void try_close(void)
 {
 	int closed;
 
@@ -314,14 +316,8 @@ static void try_close(int graph)
 		nt_collector_window_done();
 		return;
 	}
-	/* with nothing to unpatch the close makes no sanitizer call: no
-	 * need to keep the collector's thread out of the driver */
-	if (graph ? any_patched() : !switch_begin()) {
-		/* our own thread is in the driver, or a graph launch found a
-		 * module patched: at a later (plain) launch */
+	if (!switch_begin()) {	/* our own thread is in the driver: later */
 		nt_inflight_want_close(&inflight);
-		if (graph)
-			nt_inflight_closed(&inflight);
 		return;
 	}
 	closed = !nt_san_unpatch_all();
@@ -329,10 +325,7 @@ static void try_close(int graph)
 		nt_collector_window_done();
 		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
 	}
-	if (graph)
-		nt_inflight_closed(&inflight);
-	else
-		switch_end();
+	switch_end();
 	if (!closed)
 		nt_inflight_want_close(&inflight);	/* a module was being patched */
 }
@@ -371,12 +364,14 @@ static void dropped(uint64_t seq, const struct nt_launch_info *l, const char *wh
 }
 
 /* At a launch's entry into the driver (its API callback, before the
- * launch callbacks): the modules traced launches asked for, when this
- * thread is the only one using CUDA lately and no launch is in flight;
- * at a graph launch's (graph), only a close with nothing to unpatch. */
+ * launch callbacks): a window's close, and the modules traced launches
+ * asked for, when this thread is the only one using CUDA lately and no
+ * launch is in flight; at a graph launch's (graph), only the close: a
+ * patch there ran later replays into "illegal instruction" (session 17,
+ * runs 4 and 5). */
 static void switch_before_launch(int graph)
 {
-	try_close(graph);
+	try_close();
 	if (graph || !nt_san_any_wanted() || !nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0))
 		return;
 	if (!switch_begin())
@@ -434,15 +429,15 @@ static void maybe_dark(void)
  * stream is not being captured (under global capture mode a call that
  * may synchronise would break the capture).  Events (native timings of
  * the plain launch that follows) only before a plain launch, and at a
- * graph launch's no module switch (switch_before_launch). */
+ * graph launch's only a window's close (switch_before_launch). */
 static void graph_end(void);
 
 static void before_launch(CUstream stream, int graph)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	int switching = graph ? nt_inflight_close_wanted(&inflight) && !any_patched()
-			      : (nt_san_any_wanted() && nt_collector_window_open()) || nt_inflight_close_wanted(&inflight),
+	int switching = nt_inflight_close_wanted(&inflight) ||
+			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
 	    events = !graph && nt_san_native_needed();
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
