@@ -81,6 +81,7 @@ import math
 import os
 import re
 import select
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -176,6 +177,11 @@ def run_once(cmd, cfg, metrics, out_dir, pin=None):
     return got
 
 
+# the trace's meta keys a lockstep pair prints
+TRACE_META = ("launches", "windows", "launches_in_windows", "window_s", "dark_spans", "dark_s", "patches",
+              "unpatches", "callbacks", "callback_s")
+
+
 def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
     """Two runs of cmd at once (under configurations cfgs[0] and cfgs[1],
     each None for bare) taking turns step by step, cfgs[0]'s first; each
@@ -224,8 +230,18 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
             sys.stderr.write(text[-3000:])
             raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if m else ", no step times"))
         steps.append([float(x) for x in m.group(1).split()][1:])
+    # what the traced program's trace says of its windows and dark spans
     for root, _, files in os.walk(out_dir):
         for f in files:
+            if f.endswith(".sqlite"):
+                try:
+                    db = sqlite3.connect(f"file:{os.path.join(root, f)}?mode=ro", uri=True)
+                    meta = dict(db.execute("select key, value from meta"))
+                    db.close()
+                    print("  trace: " + " ".join(f"{k}={meta[k]}" for k in TRACE_META if k in meta),
+                          file=sys.stderr, flush=True)
+                except sqlite3.Error as e:
+                    print(f"  trace {f}: {e}", file=sys.stderr, flush=True)
             os.unlink(os.path.join(root, f))
     for f in fifo.values():
         os.unlink(f)
@@ -257,6 +273,9 @@ def lockstep(w, cmd, configs, reps, goals, out_dir):
                   f": steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
                   f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
                   file=sys.stderr, flush=True)
+            # every step, for a look at where a configuration's time goes
+            print(f"  steps_ms bare {' '.join(f'{x:.2f}' for x in bare)}\n  steps_ms {c} "
+                  f"{' '.join(f'{x:.2f}' for x in mine)}", file=sys.stderr, flush=True)
     print(f"{w}: lockstep, {reps} repetitions; each pair a bare run and the configuration's taking turns "
           "step by step, the first step left out; 'bare' is a bare run against another (the control)")
     for m in ("steps_s", "step_ms"):
