@@ -142,7 +142,11 @@ $(BUILD)/tests/kernels_devrt_sm90.cubin: tests/unit/cubins/devrt.cu
 # Fault injection: a libcuda whose every call fails (tests/fault).
 FAKECUDA := $(BUILD)/tests/libfakecuda.so $(BUILD)/tests/libfakecuda-old.so \
             $(BUILD)/tests/libfakesanitizer.so $(BUILD)/tests/print_errno $(BUILD)/tests/cuda_prog \
-            $(BUILD)/tests/fake_app
+            $(BUILD)/tests/fake_app $(patsubst %,$(BUILD)/tests/fake_mod%.cubin,1 2 3)
+# The simulated GPU's modules as cubins (FAKESANITIZER_CUBINS).
+$(BUILD)/tests/fake_mod%.cubin: tests/fault/cubins/fake_modules.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -arch=sm_90 -DMOD=$* -o $@ $<
 $(BUILD)/tests/fake_app: tests/fault/fake_app.c
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< -ldl -lpthread

@@ -977,9 +977,9 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 
 static void module_loaded(const struct nt_san_module_data *d)
 {
-	int device_launches;
+	int device_launches, wanted;
 
-	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches);
+	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches, nt_collector_may_trace, &wanted);
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_loaded(d->context, d->module, device_launches);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -988,8 +988,12 @@ static void module_loaded(const struct nt_san_module_data *d)
 	relax();
 	nt_san_context_patches(d->context);
 	/* Its kernels' first launches cannot patch it: now, if they may be
-	 * traced. */
-	if (nt_collector_from_start() && nt_collector_switch_begin(0)) {
+	 * traced.  Not a module none of whose kernels the policy may trace
+	 * (match=): patched, every launch of its kernels would run
+	 * instrumented code, for nothing, until the window closed (idle=
+	 * launches with none traced, or never while the matching kernel
+	 * comes often enough). */
+	if (wanted && nt_collector_from_start() && nt_collector_switch_begin(0)) {
 		const char *why;
 
 		nt_san_patch(d->module, &why);

@@ -302,6 +302,22 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	return flags;
 }
 
+int nt_collector_may_trace(const char *mangled)
+{
+	char *dm = NULL;
+	int r = 1;
+
+	pthread_mutex_lock(&col.lock);
+	if (col.started && !col.stop && col.sampling) {
+		if (nt_sampling_needs_demangled(col.sampling, mangled))
+			dm = nt_demangle(mangled);
+		r = nt_sampling_may_trace(col.sampling, mangled, dm);
+	}
+	pthread_mutex_unlock(&col.lock);
+	free(dm);
+	return r;
+}
+
 void nt_collector_retry(const struct nt_launch_info *l)
 {
 	pthread_mutex_lock(&col.lock);

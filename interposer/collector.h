@@ -65,6 +65,9 @@ void nt_collector_switch_end(void);
 int nt_collector_driver_wait(double wait_s);
 /* nt_sampling_from_start() of the policy (0 when not started). */
 int nt_collector_from_start(void);
+/* nt_sampling_may_trace() of the kernel of that mangled name (1 when not
+ * started). */
+int nt_collector_may_trace(const char *mangled);
 uint64_t nt_collector_count(void);
 
 /* The launch l just sampled to be traced could not be, for a reason its

@@ -31,16 +31,22 @@ static void register_fork(void)
 	pthread_atfork(NULL, NULL, child_unlock);
 }
 
-int nt_kattrs_add_module(const void *image, size_t size, int *device_launches)
+int nt_kattrs_add_module(const void *image, size_t size, int *device_launches, int (*want)(const char *mangled),
+			 int *wanted)
 {
 	struct nt_cubin *c;
 	struct nt_err err;
 
 	*device_launches = 0;
+	*wanted = 1;
 	pthread_once(&once, register_fork);
 	if (!image || nt_cubin_parse(image, size, &c, &err))
 		return -1;
 	*device_launches = nt_cubin_device_launches(c);
+	/* before the lock: want may take locks of its own */
+	*wanted = !want;
+	for (size_t i = 0; i < nt_cubin_count(c) && !*wanted; i++)
+		*wanted = want(nt_cubin_kernel(c, i)->name);
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < nt_cubin_count(c); i++) {
 		const struct nt_cubin_kernel *k = nt_cubin_kernel(c, i);

@@ -17,8 +17,11 @@
 /* 0, or -1 when the image is not a cubin we can read (not an error for
  * the program: its kernels just get no attributes).  *device_launches:
  * 1 when the cubin launches grids from the device (nt_cubin_device_launches),
- * else 0 (also when unreadable). */
-int nt_kattrs_add_module(const void *image, size_t size, int *device_launches);
+ * else 0 (also when unreadable).  *wanted: 1 when want (a kernel's
+ * mangled name) is NULL or holds for one of its kernels, or the image
+ * is unreadable; else 0. */
+int nt_kattrs_add_module(const void *image, size_t size, int *device_launches, int (*want)(const char *mangled),
+			 int *wanted);
 
 /* Copy the attributes of `mangled` to *out (out->name is NULL); 0, or
  * -1 when unknown. */

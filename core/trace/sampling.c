@@ -278,6 +278,17 @@ int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled)
 	return !known(s, mangled);
 }
 
+int nt_sampling_may_trace(struct nt_sampling *s, const char *mangled, const char *demangled)
+{
+	struct kernel_count *k;
+
+	if (s->none)
+		return 0;
+	if (!s->n_match)
+		return 1;
+	return (k = known(s, mangled)) ? k->match : matches(s, mangled, demangled);
+}
+
 /* The kernel's entry, made (and matched) at first sight: fnmatch per
  * launch would cost every launch of a long run.  NULL when out of memory. */
 static struct kernel_count *kernel(struct nt_sampling *s, const char *mangled, const char *demangled)

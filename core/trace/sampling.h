@@ -122,6 +122,11 @@ void nt_sampling_window_done(struct nt_sampling *s, double now);
  * once, at first sight).  Lets the caller demangle only then. */
 int nt_sampling_needs_demangled(struct nt_sampling *s, const char *mangled);
 
+/* 1 when the policy may ever trace a launch of this kernel (its match=
+ * terms; demangled may be NULL), without counting one: a module none of
+ * whose kernels it may trace is never instrumented. */
+int nt_sampling_may_trace(struct nt_sampling *s, const char *mangled, const char *demangled);
+
 /* 1 while the first window is open or may open at the next launch (no
  * skip=, none closed yet): the caller instruments modules as they load,
  * before their first launch (a kernel's first launch cannot patch its

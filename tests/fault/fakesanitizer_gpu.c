@@ -20,6 +20,10 @@
  * test can check that every untraced launch ran the program's own code
  * and every traced one recorded every block.
  *
+ * A module's cubin is handed to its load callback when
+ * FAKESANITIZER_CUBINS names a folder of fake_mod<N>.cubin (built from
+ * tests/fault/cubins/fake_modules.cu), else none.
+ *
  * A graph exec is made (instantiated: cuGraphInstantiateWithFlags' entry,
  * the graphs domain's exec-created callback, the call's exit, its graph
  * described by fakecuda_graph_define) at its first launch, and again at
@@ -486,11 +490,36 @@ __attribute__((visibility("default"))) void fakegpu_context_destroy(long ctx)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* Module mod's cubin, FAKESANITIZER_CUBINS/fake_mod<mod>.cubin, read
+ * into *image (NULL when the variable is unset or the file unreadable). */
+static size_t module_cubin(long mod, char **image)
+{
+	const char *dir = getenv("FAKESANITIZER_CUBINS");
+	char path[4096];
+	FILE *f;
+	long n = -1;
+
+	*image = NULL;
+	snprintf(path, sizeof(path), "%s/fake_mod%ld.cubin", dir ? dir : "", mod);
+	if (!dir || !(f = fopen(path, "rb")))
+		return 0;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) && (*image = malloc(n)) &&
+	    fread(*image, 1, n, f) != (size_t)n) {
+		free(*image);
+		*image = NULL;
+	}
+	fclose(f);
+	return *image ? (size_t)n : 0;
+}
+
 __attribute__((visibility("default"))) void fakegpu_module(long ctx, long mod)
 {
-	struct nt_san_module_data d = { (CUcontext)ctx, (CUmodule)mod, 0, NULL, NULL };
+	char *image;
+	size_t size = module_cubin(mod, &image);
+	struct nt_san_module_data d = { (CUcontext)ctx, (CUmodule)mod, size, image, NULL };
 
 	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_LOADED, &d);
+	free(image);	/* valid during the callback only, as the driver's */
 }
 
 static void launch_data(struct nt_san_launch_data *d, long ctx, long mod, long func, const char *name,

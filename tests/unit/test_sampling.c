@@ -150,6 +150,35 @@ static void test_match_once(void **state)
 	nt_sampling_free(s);
 }
 
+/* may_trace: the match= verdict without counting a launch, on the
+ * mangled or demangled name, the kept verdict for a kernel seen; every
+ * kernel without match=, none under none. */
+static void test_may_trace(void **state)
+{
+	struct nt_sampling *s = parse_ok("match=*fill*,first=1");
+	struct nt_sampling_stats st;
+
+	(void)state;
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4fillPfi", NULL), 1);
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4gemmPfS_", NULL), 0);
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4gemmPfS_", "gemm_fill(float*)"), 1);
+	nt_sampling_stats(s, 0.0, &st);
+	assert_int_equal(st.launches, 0);
+	/* decided once: the kernel's verdict is kept, whatever name comes */
+	assert_int_equal(nt_sampling_decide(s, "_Z4gemmPfS_", "gemm(float*, float*)", 0.0), 0);
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4gemmPfS_", "gemm_fill(float*)"), 0);
+	/* first=1 used up for fill: may_trace is about the policy's terms */
+	assert_int_equal(nt_sampling_decide(s, "_Z4fillPfi", NULL, 0.0) & NT_SAMPLE_TRACE, NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4fillPfi", NULL), 1);
+	nt_sampling_free(s);
+	s = parse_ok("all");
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4gemmPfS_", NULL), 1);
+	nt_sampling_free(s);
+	s = parse_ok("none");
+	assert_int_equal(nt_sampling_may_trace(s, "_Z4gemmPfS_", NULL), 0);
+	nt_sampling_free(s);
+}
+
 /* Counting is per kernel: a kernel first seen late still gets its first N. */
 static void test_per_kernel_counts(void **state)
 {
@@ -619,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_once),
+		cmocka_unit_test(test_may_trace),
 		cmocka_unit_test(test_per_kernel_counts),
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_windows),
