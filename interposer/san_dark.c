@@ -13,9 +13,8 @@
  * With them go the driver API callbacks of the calls that make, change
  * and destroy graph execs (san_execs.c), when no exec is live and no
  * such call under way: on the H200 a 300-step eager training loop ran
- * its dark steps 8-10% slower than bare with them and the rest still on
- * (session 19, runs 2-3; whether these are why is not yet measured).
- * An exec made meanwhile is seen by the graphs domain's
+ * its dark steps 8-10% slower than bare with them on (session 19, runs
+ * 2-4).  An exec made meanwhile is seen by the graphs domain's
  * exec-created callback, which stays on: it is opaque (holds every
  * module of its context) until destroyed, and the exec calls' callbacks
  * go back on at the collector's next pass, so that its destroy is seen.
