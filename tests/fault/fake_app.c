@@ -25,12 +25,6 @@
  *                       4 plain launches more (graph_late.cu's `early`);
  *                       with failed, an instantiation of another exec of
  *                       the graph fails first
- *   fake_app dark-graph N MS  the loop of `steps` for N steps, MS ms
- *                       apart, then the graph of `graph-cycle` made (its
- *                       first launch), 50 ms of rest, 5 replays, the exec
- *                       destroyed, another exec of it made and launched
- *                       twice, and N steps more: execs made between
- *                       windows
  *   fake_app graph-big R  a graph of three kernel nodes of 600 blocks
  *                       each, replayed R times
  *   fake_app graph-update R  a graph exec of three kernel nodes of three
@@ -244,21 +238,6 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 4; i++)
 				launch(1, 1, 1, names[0], 100, 128, 0, 1);
 		}
-	} else if (argc > 1 && !strcmp(argv[1], "dark-graph")) {
-		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
-		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
-		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
-		long ms = argc > 3 ? atol(argv[3]) : 0;
-
-		steps(n, ms);
-		graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
-		pause_ms(50);
-		for (int i = 0; i < 5; i++)
-			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
-		((void (*)(long))sym(hs, "fakegpu_graph_destroy"))(7);
-		for (int i = 0; i < 2; i++)
-			graph(1, 8, 3, mods, funcs, nn, grids, blocks, 1);
-		steps(n, ms);
 	} else if (argc > 1 && !strcmp(argv[1], "graph-big")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 2, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4fillPfi", "_Z7softmaxPf" };
@@ -317,7 +296,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-cycle|dark-graph|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-cycle|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();
