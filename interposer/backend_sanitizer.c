@@ -472,19 +472,6 @@ static const uint32_t exec_calls[] = {
 	NT_SAN_CBID_DRIVER_cuGraphExecDestroy,
 };
 
-nt_san_result nt_san_exec_callbacks(int on)
-{
-	nt_san_result r = NT_SAN_SUCCESS;
-	size_t i, n = sizeof(exec_calls) / sizeof(exec_calls[0]);
-
-	for (i = 0; i < n && !r; i++)
-		r = nt_san.sanitizerEnableCallback(on, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, exec_calls[i]);
-	if (r)	/* all or none: those switched go back */
-		for (i--; i-- > 0;)
-			nt_san.sanitizerEnableCallback(!on, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, exec_calls[i]);
-	return r;
-}
-
 /* 1 when cbid is one of exec_calls (and handled). */
 static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
@@ -577,9 +564,7 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 
 /* A graph exec made (the graphs domain's callback, inside its
  * instantiation): opaque until that call's exit lists its modules, gone
- * if the call fails.  Made while the exec calls' callbacks are off
- * (between windows, san_dark.c), it stays opaque until destroyed, and
- * they go back on. */
+ * if the call fails. */
 static void on_exec_made(const struct nt_san_graphexec_data *d)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
@@ -592,7 +577,6 @@ static void on_exec_made(const struct nt_san_graphexec_data *d)
 	nt_san_exec_made(ctx, d->graphExec);
 	if (tl.instantiating)
 		tl.made_exec = d->graphExec;
-	nt_san_dark_exec_made();
 }
 
 static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_info *l)
@@ -1171,8 +1155,9 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS,
 						 NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED)))
 		goto fail;
-	if ((r = nt_san_exec_callbacks(1)))
-		goto fail;
+	for (size_t i = 0; i < sizeof(exec_calls) / sizeof(exec_calls[0]); i++)
+		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_DRIVER_API, exec_calls[i])))
+			goto fail;
 	/* Of the driver API's other calls only the launches: their parameters
 	 * carry the dynamic shared memory, which the launch callback does not. */
 	if ((r = nt_san_launch_callbacks_on()))

@@ -74,7 +74,6 @@ static struct {
 	double dark_since;		/* launch callbacks off since (nt_collector_dark_begin); 0: on */
 	double wake_at;			/* ... the thread calls wake() then */
 	void (*wake)(void);
-	void (*soon)(void);		/* the thread calls it at its next pass */
 } col = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.progress = PTHREAD_COND_INITIALIZER,
@@ -244,7 +243,7 @@ static void after_fork_child(void)
 	col.natives = NULL;
 	col.abandon = 0;
 	col.dark_since = 0;	/* the parent's (the child's callbacks are as the parent left them) */
-	col.wake = col.soon = NULL;
+	col.wake = NULL;
 	in_driver = switching = wait_failed = 0;	/* the parent's threads' */
 	col.sink = col.started ? nt_sink_new(&col.cfg, col.backend, nt_sampling_string(col.sampling), NULL) : NULL;
 	if (!col.sink)
@@ -354,16 +353,6 @@ double nt_collector_next_open(int64_t *last_window)
 	*last_window = st.last_window;
 	pthread_mutex_unlock(&col.lock);
 	return t;
-}
-
-void nt_collector_call_soon(void (*fn)(void))
-{
-	if (!lock_running())
-		return;
-	col.soon = fn;
-	start_thread();
-	pthread_cond_broadcast(&col.progress);
-	pthread_mutex_unlock(&col.lock);
 }
 
 void nt_collector_dark_begin(double until, void (*wake)(void))
@@ -745,7 +734,7 @@ static int drain_once(void)
 
 static void *drain_thread(void *arg)
 {
-	void (*wake)(void), (*soon)(void);
+	void (*wake)(void);
 
 	(void)arg;
 	for (;;) {
@@ -758,11 +747,7 @@ static void *drain_thread(void *arg)
 		wake = !col.stop && col.wake && nt_now_s() >= col.wake_at ? col.wake : NULL;
 		if (wake)
 			col.wake = NULL;
-		soon = col.stop ? NULL : col.soon;
-		col.soon = NULL;
 		pthread_mutex_unlock(&col.lock);
-		if (soon)
-			soon();
 		if (wake)
 			wake();
 		drain_once();
@@ -880,7 +865,7 @@ void nt_collector_stop(void)
 		col.run.dark_at_exit = 1;
 		col.dark_since = 0;
 	}
-	col.wake = col.soon = NULL;
+	col.wake = NULL;
 	pthread_mutex_unlock(&col.lock);
 	/* Outside the lock: release() takes the backend's, which is held
 	 * around our lock in launch callbacks. */

@@ -91,10 +91,6 @@ int nt_collector_window_open(void);
  * not counted. */
 double nt_collector_next_open(int64_t *last_window);
 void nt_collector_dark_begin(double until, void (*wake)(void));
-/* The collector's thread calls fn once, at its next pass (soon: it
- * wakes for it), unless stopping; one such call waits at a time, the
- * last asked for. */
-void nt_collector_call_soon(void (*fn)(void));
 void nt_collector_dark_end(void);
 /* Launches so far (nt_collector_count() without counting one). */
 uint64_t nt_collector_seen(void);

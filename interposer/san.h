@@ -176,9 +176,6 @@ void nt_san_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunct
  * (0): see nt_san_exec_holds. */
 void nt_san_exec_call(int enter);
 void nt_san_exec_gone(CUgraphExec exec);
-/* 1 when no exec is live and no call that makes or changes one is under
- * way: the exec calls' callbacks may go off (takes nt_san.lock). */
-int nt_san_execs_none(void);
 void nt_san_execs_forget(CUcontext ctx);
 /* Why mod (of context ctx) must not be patched now: a live exec runs it,
  * or one whose modules are not all known lives in ctx, or another thread
@@ -195,9 +192,6 @@ extern const char NT_SAN_HELD[];
  * call it only with no launch in flight and no module patched. */
 nt_san_result nt_san_launch_callbacks_on(void);
 int nt_san_dark(double until);
-/* A graph exec was made (its exec-created callback): if the exec calls'
- * callbacks are off, they go back on soon (the collector's thread). */
-void nt_san_dark_exec_made(void);
 /* How many times they went off so far. */
 unsigned nt_san_dark_spans(void);
 /* A child after fork(). */
@@ -208,10 +202,5 @@ void nt_san_dark_reset(void);
  * exactly in the summary's own time, not scaled with the sampled
  * ordinary callbacks (backend_sanitizer.c). */
 void nt_san_slow(double seconds);
-
-/* backend_sanitizer.c: the driver API callbacks of the calls that make,
- * change and destroy graph execs, on (all, or none and the failure) or
- * off. */
-nt_san_result nt_san_exec_callbacks(int on);
 
 #endif

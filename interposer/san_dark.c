@@ -10,15 +10,6 @@
  * them there is nothing to decide until a known time, or ever: the
  * callbacks go off, and the collector's thread turns them back on then.
  *
- * With them go the driver API callbacks of the calls that make, change
- * and destroy graph execs (san_execs.c), when no exec is live and no
- * such call under way: on the H200 a 300-step eager training loop ran
- * its dark steps 8-10% slower than bare with them on (session 19, runs
- * 2-4).  An exec made meanwhile is seen by the graphs domain's
- * exec-created callback, which stays on: it is opaque (holds every
- * module of its context) until destroyed, and the exec calls' callbacks
- * go back on at the collector's next pass, so that its destroy is seen.
- *
  * The order of the switches keeps a launch's callbacks in pairs as far
  * as they can be: off, the calls that begin a launch go first and those
  * that end one last; on, the other way round.  A launch caught between
@@ -62,34 +53,6 @@ static pthread_mutex_t flip = PTHREAD_MUTEX_INITIALIZER;
 static int dark;		/* the launch callbacks are off */
 static unsigned spans;		/* ... so many times so far (atomic) */
 static int broken;		/* a switch failed: they stay as they are */
-static int execs_off;		/* the exec calls' callbacks are off (atomic) */
-
-/* The exec calls' callbacks back on, if off (flip held). */
-static void execs_on(void)
-{
-	nt_san_result r;
-
-	if (!__atomic_load_n(&execs_off, __ATOMIC_RELAXED))
-		return;
-	if ((r = nt_san_exec_callbacks(1)))
-		nt_warn("cannot turn the graph exec calls' callbacks back on (%s): graph execs made from now "
-			"on hold every module of their context", nt_san_error(r));
-	__atomic_store_n(&execs_off, 0, __ATOMIC_RELAXED);
-}
-
-/* On the collector's thread, soon after an exec was made with them off. */
-static void execs_on_soon(void)
-{
-	pthread_mutex_lock(&flip);
-	execs_on();
-	pthread_mutex_unlock(&flip);
-}
-
-void nt_san_dark_exec_made(void)
-{
-	if (__atomic_load_n(&execs_off, __ATOMIC_RELAXED))
-		nt_collector_call_soon(execs_on_soon);
-}
 
 /* Turn them all on (off): 0, or the first failure with every one back as
  * it was. */
@@ -128,7 +91,6 @@ static void wake(void)
 	nt_san_result r;
 
 	pthread_mutex_lock(&flip);
-	execs_on();
 	if (dark && !broken) {
 		if (!(r = set_all(1))) {
 			dark = 0;
@@ -155,13 +117,6 @@ int nt_san_dark(double until)
 			dark = off = 1;
 			__atomic_add_fetch(&spans, 1, __ATOMIC_RELAXED);
 			nt_collector_dark_begin(until, wake);
-			/* an exec call begun as they went off would lose its
-			 * exit: looked at again after, and back on if so */
-			if (nt_san_execs_none() && !nt_san_exec_callbacks(0)) {
-				__atomic_store_n(&execs_off, 1, __ATOMIC_RELAXED);
-				if (!nt_san_execs_none())
-					execs_on();
-			}
 		} else {
 			broken = 1;
 			nt_warn("cannot turn the launch callbacks off between sampling windows (%s): they stay "

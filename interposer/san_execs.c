@@ -304,16 +304,6 @@ void nt_san_exec_call(int enter)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
-int nt_san_execs_none(void)
-{
-	int none;
-
-	pthread_mutex_lock(&nt_san.lock);
-	none = !execs && !making;
-	pthread_mutex_unlock(&nt_san.lock);
-	return none;
-}
-
 void nt_san_exec_gone(CUgraphExec exec)
 {
 	struct exec *e;
