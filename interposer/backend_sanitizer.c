@@ -977,9 +977,12 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 
 static void module_loaded(const struct nt_san_module_data *d)
 {
-	int device_launches, wanted;
+	/* only then is it patched as it loads: which of its kernels the
+	 * policy may trace (demangled under match=) is asked only then */
+	int from_start = nt_collector_from_start(), device_launches, wanted;
 
-	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches, nt_collector_may_trace, &wanted);
+	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches, from_start ? nt_collector_may_trace : NULL,
+			     &wanted);
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_loaded(d->context, d->module, device_launches);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -993,7 +996,7 @@ static void module_loaded(const struct nt_san_module_data *d)
 	 * instrumented code, for nothing, until the window closed (idle=
 	 * launches with none traced, or never while the matching kernel
 	 * comes often enough). */
-	if (wanted && nt_collector_from_start() && nt_collector_switch_begin(0)) {
+	if (wanted && from_start && nt_collector_from_start() && nt_collector_switch_begin(0)) {
 		const char *why;
 
 		nt_san_patch(d->module, &why);
