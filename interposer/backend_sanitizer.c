@@ -995,7 +995,9 @@ static void module_loaded(const struct nt_san_module_data *d)
 	 * (match=): patched, every launch of its kernels would run
 	 * instrumented code, for nothing, until the window closed (idle=
 	 * launches with none traced, or never while the matching kernel
-	 * comes often enough). */
+	 * comes often enough).  from_start asked again: the first window
+	 * may have closed while the patches went into the context, and a
+	 * module patched after its close would stay patched until the next. */
 	if (wanted && from_start && nt_collector_from_start() && nt_collector_switch_begin(0)) {
 		const char *why;
 
