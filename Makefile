@@ -233,12 +233,13 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(B
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 	@BUILD=$(BUILD) tests/gpu/validate.sh
 
-bench: all $(GPU_PROGS) bench-report
+bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
-	@# the eager loop's goals, each run in turns with a bare one (host drift cancels)
-	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long --configs bare,none,default \
-		--goal none=1.01 --goal default=1.03
+	@# the eager loop's goals, each run in turns with a bare one (host drift cancels);
+	@# sanitizer: the Compute Sanitizer attached by another tool, nothing enabled (the floor)
+	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long \
+		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03
 
 # The report's speed over 10 million synthetic block records (CPU only).
 $(BUILD)/tests/gen_trace: tests/bench/gen_trace.c $(BUILD)/libntcore.a

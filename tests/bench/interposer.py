@@ -44,7 +44,11 @@ no backend started), none (--sample none: the blocks backend with nothing
 to sample, so the Compute Sanitizer is not even loaded), default, all,
 kernels (--mode kernels), countall (the default policy with --count-all:
 the launch callbacks stay on between windows, as before they went off),
-and any --policy NAME=POLICY.
+sanitizer (no nucatrace: tests/gpu/subcost.c injected, subscribed to the
+Compute Sanitizer with no callback enabled: what attaching to the API
+costs whoever attaches, the floor under default; session 20 found it
+most of what default costs the eager loop), and any --policy
+NAME=POLICY.
 
 Each repetition's ratio to the bare run beside it gives, besides its
 median, a distribution-free confidence interval for that median (order
@@ -101,7 +105,19 @@ CONFIGS = {
     "kernels": ["--mode", "kernels"],
     # the default policy with the launch callbacks kept on between windows
     "countall": ["--count-all"],
+    # no nucatrace: attached to the Compute Sanitizer, nothing enabled
+    "sanitizer": {"CUDA_INJECTION64_PATH": os.path.abspath(f"{B}/tests/gpu/subcost.so"), "SUBCOST": "none"},
 }
+
+
+def command(cmd, cfg, out_dir):
+    """(argv, env) of cmd under configuration cfg: None bare, a list
+    nucatrace's options, a dict the environment of a run without it."""
+    if cfg is None:
+        return cmd, None
+    if isinstance(cfg, dict):
+        return cmd, {**os.environ, **cfg}
+    return [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir, *cfg, "--", *cmd], None
 
 WORKLOADS = {
     "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30", "--step-times"],
@@ -140,12 +156,11 @@ def verdict(lo, hi, goal):
 
 
 def run_once(cmd, cfg, metrics, out_dir, pin=None):
-    args = cmd if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir,
-                                    *cfg, "--", *cmd]
+    args, env = command(cmd, cfg, out_dir)
     if pin:
         args = ["taskset", "-c", pin, *args]
     t0, u0 = time.perf_counter(), time.time()
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = subprocess.run(args, capture_output=True, text=True, env=env)
     wall, u1 = time.perf_counter() - t0, time.time()
     if p.returncode:
         sys.stderr.write(p.stdout + p.stderr)
@@ -196,10 +211,10 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
         prog = [*cmd, "--lockstep", f"{fi},{fo},{fifo['ready']}"]
         od = os.path.join(out_dir, str(i))
         os.makedirs(od, exist_ok=True)
-        args = prog if cfg is None else [NT, "run", "--quiet", "--no-calibrate", "--output-dir", od, *cfg, "--", *prog]
+        args, env = command(prog, cfg, od)
         out = tempfile.TemporaryFile(mode="w+")
         outs.append((args, out))
-        procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True))
+        procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
     ready = os.open(fifo["ready"], os.O_RDWR)
     got, t0 = 0, time.monotonic()
     try:
