@@ -121,10 +121,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 		$(filter %.o,$^) $(filter %.a,$^) -lcmocka $(LDLIBS)
 
 # The interposer's pure parts, tested on the CPU like the core.
-UNIT_IPOSER_OBJ := $(BUILD)/interposer/recpool.o $(BUILD)/interposer/config.o $(BUILD)/interposer/inflight.o
+UNIT_IPOSER_OBJ := $(BUILD)/interposer/recpool.o $(BUILD)/interposer/config.o $(BUILD)/interposer/inflight.o \
+                   $(BUILD)/interposer/summary.o
 $(BUILD)/tests/test_recpool: $(BUILD)/interposer/recpool.o
 $(BUILD)/tests/test_config: $(BUILD)/interposer/config.o
 $(BUILD)/tests/test_inflight: $(BUILD)/interposer/inflight.o
+$(BUILD)/tests/test_summary: $(BUILD)/interposer/summary.o
 
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
 TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin \
