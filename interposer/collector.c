@@ -278,6 +278,14 @@ static int64_t grid_blocks(const struct nt_launch_info *l)
 	return (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
 }
 
+/* kernel's demangled name when the policy's match= asks for it (made
+ * once per kernel: the policy remembers its verdict), else NULL; lock
+ * held. */
+static char *demangled_for_policy(const char *kernel)
+{
+	return nt_sampling_needs_demangled(col.sampling, kernel) ? nt_demangle(kernel) : NULL;
+}
+
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
 	char *dm = NULL;
@@ -286,9 +294,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	*seq = nt_collector_count();
 	pthread_mutex_lock(&col.lock);
 	if (col.started && !col.stop) {
-		/* match= also looks at the demangled name, made once per kernel */
-		if (nt_sampling_needs_demangled(col.sampling, l->kernel))
-			dm = nt_demangle(l->kernel);
+		dm = demangled_for_policy(l->kernel);
 		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
 		if (flags & NT_SAMPLE_TRACE)
 			nt_sampling_blocks(col.sampling, grid_blocks(l));
@@ -309,8 +315,7 @@ int nt_collector_may_trace(const char *mangled)
 
 	pthread_mutex_lock(&col.lock);
 	if (col.started && !col.stop && col.sampling) {
-		if (nt_sampling_needs_demangled(col.sampling, mangled))
-			dm = nt_demangle(mangled);
+		dm = demangled_for_policy(mangled);
 		r = nt_sampling_may_trace(col.sampling, mangled, dm);
 	}
 	pthread_mutex_unlock(&col.lock);
