@@ -119,6 +119,7 @@ def command(cmd, cfg, out_dir):
         return cmd, {**os.environ, **cfg}
     return [NT, "run", "--quiet", "--no-calibrate", "--output-dir", out_dir, *cfg, "--", *cmd], None
 
+
 WORKLOADS = {
     "train": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "30", "--step-times"],
               {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
@@ -199,7 +200,7 @@ TRACE_META = ("launches", "windows", "launches_in_windows", "window_s", "dark_sp
 
 def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
     """Two runs of cmd at once (under configurations cfgs[0] and cfgs[1],
-    each None for bare) taking turns step by step, cfgs[0]'s first; each
+    each as command() takes them) taking turns step by step, cfgs[0]'s first; each
     one's step times (ms), the first step left out."""
     d = tempfile.mkdtemp()
     fifo = {n: os.path.join(d, n) for n in ("a", "b", "ready")}

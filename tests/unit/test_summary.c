@@ -93,6 +93,8 @@ static void test_drops_none_and_exactly_three(void **state)
 	s.n_drops = 3;
 	s.dropped = 6;
 	out = print(&s);
+	assert_line(out, "         3  x");
+	assert_line(out, "         2  y");
 	assert_line(out, "         1  z");
 	assert_null(strstr(out, "other reasons"));
 	free(out);
@@ -150,16 +152,29 @@ static void test_top_kernels(void **state)
 	assert_true(!line_of(out, "    5.0%       0.500 ms       4 launches  d()") !=
 		    !line_of(out, "    5.0%       0.500 ms       6 launches  f()"));
 	free(out);
+	/* a kernel of no traced launch (named only by a drop) is not listed */
+	k[2].launches = 0;
+	k[2].ns = 0;
+	s.kernels = v;
+	s.n_kernels = 3;	/* a(), _Z1bv and it: within the five */
+	out = print(&s);
+	assert_null(strstr(out, "kkk"));
+	assert_line(out, "   80.0%       4.000 ms       2 launches  _Z1bv");
+	free(out);
 }
 
 /* Where the trace went, and what was missing. */
 static void test_trace_path_and_maps(void **state)
 {
 	struct nt_summary s = { .backend = "blocks", .sampling = "all", .run = &run, .path = "/t/x.sqlite",
-				.missing_maps = "GPU-1234" };
+				.missing_maps = "" };
 	char *out = print(&s);
 
 	(void)state;
+	assert_null(strstr(out, "no calibration map"));
+	free(out);
+	s.missing_maps = "GPU-1234";
+	out = print(&s);
 	assert_line(out, "nucatrace: no calibration map for GPU-1234 in the store: the trace has no map "
 			 "(run 'nucatrace calibrate')");
 	assert_line(out, "nucatrace: trace written to /t/x.sqlite");
@@ -167,6 +182,11 @@ static void test_trace_path_and_maps(void **state)
 	s.incomplete = 1;
 	out = print(&s);
 	assert_line(out, "nucatrace: trace written to /t/x.sqlite, incomplete: writes to it failed (see above)");
+	assert_null(strstr(out, "nucatrace: trace written to /t/x.sqlite\n"));
+	free(out);
+	s.path = NULL;
+	out = print(&s);
+	assert_null(strstr(out, "trace written"));
 	free(out);
 }
 
