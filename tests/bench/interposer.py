@@ -59,7 +59,10 @@ at or below it), missed (lower end above it) or neither: on a shared
 host a training loop's runs vary by 15-35% (docs/results/2026-12-01-
 session12.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
-between runs is the scheduler's.
+between runs is the scheduler's; under --lockstep both programs of a pair
+run on them, so they also share the same cores and caches (the control's
+pairs spread from 0.93 to 1.10 unpinned in session 20, which a difference
+between the two processes' CPUs may explain).
 
 --lockstep (the eager loops train, train-gpu, train-long only): each
 repetition runs, for each configuration, two programs at once that take
@@ -198,10 +201,11 @@ TRACE_META = ("launches", "windows", "launches_in_windows", "window_s", "dark_sp
               "unpatches", "callbacks", "callback_s")
 
 
-def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
+def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
     """Two runs of cmd at once (under configurations cfgs[0] and cfgs[1],
     each as command() takes them) taking turns step by step, cfgs[0]'s first; each
-    one's step times (ms), the first step left out."""
+    one's step times (ms), the first step left out.  pin: both on these
+    CPUs (they take turns, so they share them without contending)."""
     d = tempfile.mkdtemp()
     fifo = {n: os.path.join(d, n) for n in ("a", "b", "ready")}
     for f in fifo.values():
@@ -213,6 +217,8 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
         od = os.path.join(out_dir, str(i))
         os.makedirs(od, exist_ok=True)
         args, env = command(prog, cfg, od)
+        if pin:
+            args = ["taskset", "-c", pin, *args]
         out = tempfile.TemporaryFile(mode="w+")
         outs.append((args, out))
         procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
@@ -265,7 +271,7 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900):
     return steps
 
 
-def lockstep(w, cmd, configs, reps, goals, out_dir):
+def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
     """The --lockstep bench of one workload: per repetition and
     configuration, a bare run and the configuration's in turns (a bare
     one's for the control), which first alternating; each pair's ratio of
@@ -279,7 +285,7 @@ def lockstep(w, cmd, configs, reps, goals, out_dir):
         for c in others:
             first_bare = rep % 2 == 0
             cfgs = (None, CONFIGS[c]) if first_bare else (CONFIGS[c], None)
-            t = lockstep_pair(cmd, cfgs, out_dir)
+            t = lockstep_pair(cmd, cfgs, out_dir, pin=pin)
             bare, mine = (t[0], t[1]) if first_bare else (t[1], t[0])
             for m, f in (("steps_s", lambda x: sum(x) / 1000), ("step_ms", statistics.median)):
                 ratios[c][m].append(f(mine) / f(bare))
@@ -338,7 +344,7 @@ def main():
         if a.lockstep:
             if w not in ("train", "train-gpu", "train-long"):
                 raise SystemExit(f"--lockstep: {w} is not an eager training loop (train, train-gpu, train-long)")
-            lockstep(w, cmd, configs, a.reps, goals, out_dir)
+            lockstep(w, cmd, configs, a.reps, goals, out_dir, a.pin)
             continue
         runs = {c: [] for c in configs}
         for rep in range(a.reps):
