@@ -2,7 +2,9 @@
  * Fuzz target: a sampling policy (sampling.h), as --sample and
  * NUCATRACE_SAMPLE give one (fuzz.h, docs/fuzzing.md).  A policy the
  * parser accepts decides launches, and its canonical form parses to
- * itself (sampling.h: the same policy always gives the same string).
+ * itself (sampling.h: the same policy always gives the same string).  A
+ * kernel the policy says it may never trace (a module of only such
+ * kernels is never instrumented) is never picked.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,13 +27,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nt_sampling_parse(policy, &s, &err))
 		goto out;
 	for (int i = 0; i < 64; i++) {
-		const char *k = kernels[i % 4];
-		int d;
+		const char *k = kernels[i % 4], *dm = NULL;
+		int d, may;
 
-		if (nt_sampling_needs_demangled(s, k))
-			d = nt_sampling_decide(s, k, i % 3 ? "gemm(float*, float*, float*, int)" : NULL, i * 1e-3);
-		else
-			d = nt_sampling_decide(s, k, NULL, i * 1e-3);
+		if (nt_sampling_needs_demangled(s, k) && i % 3)
+			dm = "gemm(float*, float*, float*, int)";
+		may = nt_sampling_may_trace(s, k, dm);
+		d = nt_sampling_decide(s, k, dm, i * 1e-3);
+		if ((d & NT_SAMPLE_TRACE) && !may) {
+			fprintf(stderr, "policy '%s' picked '%s', which it said it may never trace\n", policy, k);
+			abort();
+		}
 		if (d & NT_SAMPLE_TRACE)	/* its grid, for blocks= */
 			nt_sampling_blocks(s, 1 + i % 5 * 300);
 		if (d & NT_SAMPLE_CLOSE)	/* the modules unpatched: budget= counts it */
