@@ -159,6 +159,15 @@ def verdict(lo, hi, goal):
     return "goal met" if hi <= goal else "goal missed" if lo > goal else "cannot tell"
 
 
+def step_times(text):
+    """The step times (ms) a training loop printed (--step-times), the
+    first step left out (CUDA's lazy module loading, cuBLAS and cuDNN
+    set-up, the allocator's growth: it swamped the rest, about 45% excess
+    in bare runs, session 14); None when it printed none."""
+    m = re.search(r"^step_times_ms (.*)$", text, re.M)
+    return [float(x) for x in m.group(1).split()][1:] if m else None
+
+
 def run_once(cmd, cfg, metrics, out_dir, pin=None):
     args, env = command(cmd, cfg, out_dir)
     if pin:
@@ -183,14 +192,9 @@ def run_once(cmd, cfg, metrics, out_dir, pin=None):
         got["start_s"] = clock["begin"] - u0
         got["setup_s"] = clock["ready"] - clock["begin"]
         got["exit_s"] = u1 - clock["end"]
-    m = re.search(r"^step_times_ms (.*)$", p.stdout, re.M)
-    if m:
-        # the first step (CUDA's lazy module loading, cuBLAS and cuDNN
-        # set-up, the allocator's growth) is left out: it swamped the rest
-        # (about 45% excess in bare runs, session 14)
-        t = [float(x) for x in m.group(1).split()][1:]
-        if t:
-            got["excess"] = (sum(t) - len(t) * statistics.median(t)) / sum(t)
+    t = step_times(p.stdout)
+    if t:
+        got["excess"] = (sum(t) - len(t) * statistics.median(t)) / sum(t)
     for f in os.listdir(out_dir):
         os.unlink(os.path.join(out_dir, f))
     return got
@@ -223,6 +227,7 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
         outs.append((args, out))
         procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
     ready = os.open(fifo["ready"], os.O_RDWR)
+    turn = None
     got, t0 = 0, time.monotonic()
     try:
         while got < 2:
@@ -243,15 +248,19 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
             out.seek(0)
             sys.stderr.write(out.read()[-3000:])
         raise SystemExit(f"lockstep {cmd}: {e}")
+    finally:
+        os.close(ready)
+        if turn is not None:
+            os.close(turn)
     steps = []
     for (args, out), p in zip(outs, procs):
         out.seek(0)
         text = out.read()
-        m = re.search(r"^step_times_ms (.*)$", text, re.M)
-        if p.returncode or not m:
+        t = step_times(text)
+        if p.returncode or t is None:
             sys.stderr.write(text[-3000:])
-            raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if m else ", no step times"))
-        steps.append([float(x) for x in m.group(1).split()][1:])
+            raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if t is not None else ", no step times"))
+        steps.append(t)
     # what the traced program's trace says of its windows and dark spans
     for root, _, files in os.walk(out_dir):
         for f in files:
