@@ -235,13 +235,17 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(B
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 	@BUILD=$(BUILD) tests/gpu/validate.sh
 
+# make bench's lockstep rings: MAIN:OTHERS CPUs (tests/bench/interposer.py)
+LOCKSTEP_PIN ?= 3:4-7
 bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
-	@# the eager loop's goals, each run in turns with a bare one (host drift cancels);
-	@# sanitizer: the Compute Sanitizer attached by another tool, nothing enabled (the floor)
+	@# the eager loop's goals, each run in turns with bare ones (host drift cancels);
+	@# sanitizer: the Compute Sanitizer attached by another tool, nothing enabled (the floor);
+	@# once set up, every program's main thread on one CPU (LOCKSTEP_PIN, empty: unpinned)
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long \
-		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03
+		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03 \
+		$(if $(LOCKSTEP_PIN),--pin $(LOCKSTEP_PIN))
 
 # The report's speed over 10 million synthetic block records (CPU only).
 $(BUILD)/tests/gen_trace: tests/bench/gen_trace.c $(BUILD)/libntcore.a

@@ -59,27 +59,30 @@ at or below it), missed (lower end above it) or neither: on a shared
 host a training loop's runs vary by 15-35% (docs/results/2026-12-01-
 session12.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
-between runs is the scheduler's; under --lockstep both programs of a pair
-run on them, so they also share the same cores and caches (the control's
-pairs spread from 0.93 to 1.10 unpinned in session 20, which a difference
-between the two processes' CPUs may explain).
+between runs is the scheduler's.
 
 --lockstep (the eager loops train, train-gpu, train-long only): each
-repetition runs, for each configuration, two programs at once that take
-turns step by step (torch_train.py --lockstep): a bare one and the
-configuration's, which goes first in every other repetition; and a bare
-one against another bare one, the control.  The two meet the same host
-moment by moment, so the drift between processes that hides a few
-percent in runs one after another (15-35%) falls out of their ratio,
+repetition runs one ring of programs at once that take turns step by
+step (torch_train.py --lockstep): a bare one (the reference), another
+bare one (the control) and one per configuration, the ring's order
+turned by one every repetition.  They meet the same host moment by
+moment, so the drift between processes that hides a few percent in runs
+one after another (15-35%) falls out of their ratios to the reference,
 except what differs between two processes as such, which the control
 shows.  Timed: the steps' total and median, the first step left out, each
 a sync'd step (the turn passes on an idle GPU).  Not timed: the
-program's start, set-up and exit (the two set up at once); nor does a
+program's start, set-up and exit (they set up at once); nor does a
 policy's budget= see the same run (its windows are spaced by wall time,
-half of which is the other's turn).
+most of which is the others' turns).  Under --lockstep, --pin MAIN[:OTHERS]
+moves, once all are set up, every program's main thread to the CPUs MAIN
+and its other threads to OTHERS: the step's host work then runs on the
+same CPU in every program.  Unpinned, the control's pairs spread from
+0.95 to 1.06 of their reference, pinned to four CPUs (2-5) 0.96-1.08, and
+with the whole program on one CPU 0.99-1.03 (standard deviation 0.037,
+0.057, 0.013; session 21, docs/results/2026-12-02-session21.md).
 
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
-                      [--pin CPUS] [--lockstep]
+                      [--pin CPUS] [--lockstep [--pin MAIN[:OTHERS]]]
 Environment: BUILD (build folder, default build).  Each run's numbers go to
 stderr as it ends, the table to stdout at the end of each workload.
 """
@@ -205,43 +208,66 @@ TRACE_META = ("launches", "windows", "launches_in_windows", "window_s", "dark_sp
               "unpatches", "callbacks", "callback_s")
 
 
-def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
-    """Two runs of cmd at once (under configurations cfgs[0] and cfgs[1],
-    each as command() takes them) taking turns step by step, cfgs[0]'s first; each
-    one's step times (ms), the first step left out.  pin: both on these
-    CPUs (they take turns, so they share them without contending)."""
+def cpu_set(spec):
+    """The CPUs of a list like taskset's: 3 or 2-5 or 0,4-7."""
+    cpus = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def pin_threads(pid, main, others):
+    """Program pid's main thread on the CPUs main, its other threads
+    (CUDA's, PyTorch's, nucatrace's collector) on others; threads it
+    starts later inherit their starter's."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), main if int(tid) == pid else others)
+        except ProcessLookupError:
+            pass  # a thread that has ended since
+
+
+def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
+    """Runs of cmd at once, one per configuration in cfgs (each as
+    command() takes them), taking turns step by step in a ring, cfgs[0]'s
+    first; each one's step times (ms), the first step left out.  pin:
+    (main, others), CPU sets each program's threads go to once all are
+    ready, their set-up left free (pin_threads)."""
     d = tempfile.mkdtemp()
-    fifo = {n: os.path.join(d, n) for n in ("a", "b", "ready")}
-    for f in fifo.values():
+    n = len(cfgs)
+    fifo = [os.path.join(d, f"turn{i}") for i in range(n)] + [os.path.join(d, "ready")]
+    for f in fifo:
         os.mkfifo(f)
     procs, outs = [], []
-    for i, (cfg, turn) in enumerate(zip(cfgs, ("a,b", "b,a"))):
-        fi, fo = (fifo[x] for x in turn.split(","))
-        prog = [*cmd, "--lockstep", f"{fi},{fo},{fifo['ready']}"]
+    for i, cfg in enumerate(cfgs):
+        prog = [*cmd, "--lockstep", f"{fifo[i]},{fifo[(i + 1) % n]},{fifo[n]}"]
         od = os.path.join(out_dir, str(i))
         os.makedirs(od, exist_ok=True)
         args, env = command(prog, cfg, od)
-        if pin:
-            args = ["taskset", "-c", pin, *args]
         out = tempfile.TemporaryFile(mode="w+")
         outs.append((args, out))
         procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
-    ready = os.open(fifo["ready"], os.O_RDWR)
+    ready = os.open(fifo[n], os.O_RDWR)
     turn = None
-    got, t0 = 0, time.monotonic()
+    got, t0 = b"", time.monotonic()
     try:
-        while got < 2:
+        # each program, once set up, writes its process id and a newline
+        while got.count(b"\n") < n:
             if any(p.poll() is not None for p in procs):
                 raise RuntimeError("a program ended before it was ready")
             if time.monotonic() - t0 > limit_s:
                 raise RuntimeError("not ready in time")
             if select.select([ready], [], [], 1.0)[0]:
-                got += len(os.read(ready, 2 - got))
-        turn = os.open(fifo["a"], os.O_RDWR)
+                got += os.read(ready, 64)
+        if pin:
+            for pid in got.split():
+                pin_threads(int(pid), *pin)
+        turn = os.open(fifo[0], os.O_RDWR)
         os.write(turn, b"t")
         for p in procs:
             p.wait(timeout=max(1, limit_s - (time.monotonic() - t0)))
-    except (RuntimeError, subprocess.TimeoutExpired) as e:
+    except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as e:
         for p in procs:
             p.kill()
         for args, out in outs:
@@ -261,7 +287,7 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
             sys.stderr.write(text[-3000:])
             raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if t is not None else ", no step times"))
         steps.append(t)
-    # what the traced program's trace says of its windows and dark spans
+    # what the traced programs' traces say of their windows and dark spans
     for root, _, files in os.walk(out_dir):
         for f in files:
             if f.endswith(".sqlite"):
@@ -274,41 +300,47 @@ def lockstep_pair(cmd, cfgs, out_dir, limit_s=900, pin=None):
                 except sqlite3.Error as e:
                     print(f"  trace {f}: {e}", file=sys.stderr, flush=True)
             os.unlink(os.path.join(root, f))
-    for f in fifo.values():
+    for f in fifo:
         os.unlink(f)
     os.rmdir(d)
     return steps
 
 
 def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
-    """The --lockstep bench of one workload: per repetition and
-    configuration, a bare run and the configuration's in turns (a bare
-    one's for the control), which first alternating; each pair's ratio of
-    the configuration's steps to the bare one's."""
+    """The --lockstep bench of one workload: per repetition one ring of
+    a bare run (the reference), another bare run (the control) and one
+    run per configuration, the ring's order turned by one each
+    repetition; each run's ratio of its steps to the reference's."""
     if "--step-times" not in cmd:
         cmd = [*cmd, "--step-times"]
     others = ["bare"] + [c for c in configs if c != "bare"]
+    members = ["bare", *others]  # [0] the reference, [1] the control
     ratios = {c: {"steps_s": [], "step_ms": []} for c in others}
     medians = {c: {"steps_s": [], "step_ms": []} for c in others}
     for rep in range(reps):
-        for c in others:
-            first_bare = rep % 2 == 0
-            cfgs = (None, CONFIGS[c]) if first_bare else (CONFIGS[c], None)
-            t = lockstep_pair(cmd, cfgs, out_dir, pin=pin)
-            bare, mine = (t[0], t[1]) if first_bare else (t[1], t[0])
+        k = rep % len(members)
+        order = list(range(len(members)))[k:] + list(range(len(members)))[:k]
+        t = lockstep_ring(cmd, [CONFIGS[members[i]] for i in order], out_dir, pin=pin)
+        t = {i: x for i, x in zip(order, t)}
+        bare = t[0]
+        turns = " ".join("reference" if i == 0 else "control" if i == 1 else members[i] for i in order)
+        print(f"  steps_ms bare {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
+        for i, c in enumerate(others, 1):
+            mine = t[i]
             for m, f in (("steps_s", lambda x: sum(x) / 1000), ("step_ms", statistics.median)):
                 ratios[c][m].append(f(mine) / f(bare))
                 medians[c][m].append((f(bare), f(mine)))
-            print(f"{w} lockstep repetition {rep + 1} bare against {c}" +
-                  (" (bare first)" if first_bare else f" ({c} first)") +
-                  f": steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
+            print(f"{w} lockstep repetition {rep + 1} bare against {c} (turns: {turns}): "
+                  f"steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
                   f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
-                  file=sys.stderr, flush=True)
+                  file=sys.stderr)
             # every step, for a look at where a configuration's time goes
-            print(f"  steps_ms bare {' '.join(f'{x:.2f}' for x in bare)}\n  steps_ms {c} "
-                  f"{' '.join(f'{x:.2f}' for x in mine)}", file=sys.stderr, flush=True)
-    print(f"{w}: lockstep, {reps} repetitions; each pair a bare run and the configuration's taking turns "
-          "step by step, the first step left out; 'bare' is a bare run against another (the control)")
+            print(f"  steps_ms {c} {' '.join(f'{x:.2f}' for x in mine)}", file=sys.stderr, flush=True)
+    print(f"{w}: lockstep, {reps} repetitions; each a ring of a bare run (the reference), another bare run "
+          "(the control, 'bare' below) and one run per configuration taking turns step by step, the first "
+          "step left out; ratios to the reference" +
+          (f"; once set up, main threads on CPUs {sorted(pin[0])}, other threads on {sorted(pin[1])}"
+           if pin else ""))
     for m in ("steps_s", "step_ms"):
         cells = []
         for c in others:
@@ -335,25 +367,39 @@ def main():
     ap.add_argument("--goal", action="append", default=[],
                     help="CONFIG=RATIO: say whether each metric's ratio is shown within it")
     ap.add_argument("--pin", help="CPUS: run every program on these CPUs only (taskset -c CPUS), "
-                    "its tracer's thread included")
+                    "its tracer's thread included; under --lockstep MAIN[:OTHERS]: once set up, every "
+                    "program's main thread on the CPUs MAIN, its other threads on OTHERS (else MAIN)")
     ap.add_argument("--lockstep", action="store_true",
                     help="the eager loops: each configuration in turns with a bare run (see above)")
     a = ap.parse_args()
     goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
+    ring_pin = None
+    if a.pin and a.lockstep:
+        main_cpus, _, other_cpus = a.pin.partition(":")
+        try:
+            ring_pin = (cpu_set(main_cpus), cpu_set(other_cpus or main_cpus))
+        except ValueError:
+            raise SystemExit(f"--pin {a.pin}: not MAIN[:OTHERS], each a CPU list like 3 or 4-7")
+        if not ring_pin[0] | ring_pin[1] <= os.sched_getaffinity(0):
+            raise SystemExit(f"--pin {a.pin}: CPUs {sorted((ring_pin[0] | ring_pin[1]) - os.sched_getaffinity(0))} "
+                             f"are not this process's to use ({sorted(os.sched_getaffinity(0))})")
+    elif a.pin and ":" in a.pin:
+        raise SystemExit(f"--pin {a.pin}: MAIN:OTHERS is for --lockstep; without it, a CPU list")
     for extra in a.policy:
         name, policy = extra.split("=", 1)
         CONFIGS[name] = ["--sample", policy]
     configs = a.configs.split(",") + [p.split("=", 1)[0] for p in a.policy]
     out_dir = tempfile.mkdtemp()
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
-    print(f"{a.reps} interleaved repetitions, medians; ratios to bare; then each repetition's ratio "
-          "to its bare run, median [min-max]" + (f"; every run on CPUs {a.pin}" if a.pin else ""))
+    if not a.lockstep:
+        print(f"{a.reps} interleaved repetitions, medians; ratios to bare; then each repetition's ratio "
+              "to its bare run, median [min-max]" + (f"; every run on CPUs {a.pin}" if a.pin else ""))
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         if a.lockstep:
             if w not in ("train", "train-gpu", "train-long"):
                 raise SystemExit(f"--lockstep: {w} is not an eager training loop (train, train-gpu, train-long)")
-            lockstep(w, cmd, configs, a.reps, goals, out_dir, a.pin)
+            lockstep(w, cmd, configs, a.reps, goals, out_dir, ring_pin)
             continue
         runs = {c: [] for c in configs}
         for rep in range(a.reps):

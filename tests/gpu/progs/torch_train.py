@@ -15,11 +15,11 @@ torch.cuda.graphs and torch.compile(mode="reduce-overhead").  --scale K multipli
 K: the same launches, each K times the work, so that the GPU, not Python,
 sets the pace (the eager loop at K=1 waits on the host, whose jitter
 between runs hides a 1% difference).  --lockstep IN,OUT,READY takes turns
-with another process (tests/bench/interposer.py --lockstep): once ready
-to train it writes a byte to the FIFO READY, then before each step reads
-a byte from IN and after it (and a CUDA sync) writes one to OUT, so two
-programs' steps alternate and meet the same host; "train" is then the sum
-of the steps' times.
+with other processes (tests/bench/interposer.py --lockstep): once ready
+to train it writes its process id and a newline to the FIFO READY, then
+before each step reads a byte from IN and after it (and a CUDA sync)
+writes one to OUT, so the programs of a ring take their steps in turn and
+meet the same host; "train" is then the sum of the steps' times.
 
 Deterministic: fixed seeds, deterministic algorithms, no cuDNN autotuning.
 """
@@ -146,7 +146,7 @@ def main():
         fin, fout, fready = args.lockstep.split(",")
         turn_in, turn_out = os.open(fin, os.O_RDWR), os.open(fout, os.O_RDWR)
         ready = os.open(fready, os.O_RDWR)
-        os.write(ready, b"r")
+        os.write(ready, f"{os.getpid()}\n".encode())
         os.close(ready)
     times = []
     t0 = time.perf_counter()
