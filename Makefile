@@ -240,10 +240,11 @@ LOCKSTEP_PIN ?= 3:4-7
 bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
-	@# the eager loop's goals, each run in turns with bare ones (host drift cancels);
+	@# the eager loop's goals, each run in turns with bare ones (host drift cancels),
+	@# host-bound (train-long) and paced by the GPU (train-gpu-long);
 	@# sanitizer: the Compute Sanitizer attached by another tool, nothing enabled (the floor);
 	@# once set up, every program's main thread on one CPU (LOCKSTEP_PIN, empty: unpinned)
-	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long \
+	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long,train-gpu-long \
 		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03 \
 		$(if $(LOCKSTEP_PIN),--pin $(LOCKSTEP_PIN))
 

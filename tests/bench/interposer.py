@@ -28,6 +28,9 @@ it.  What is timed:
   train-long  the same loop for 300 steps: what the default's first window
             (always opened, 1,000 launches run instrumented) costs once it is
             spread over a longer run, and the windows budget=1 adds later
+  train-gpu-long  train-gpu for 150 steps, for --lockstep (not run
+            without it): whether the default's dark steps cost a loop the
+            GPU paces what they cost the host-bound one
   train-graphs  the same loop's step captured into one CUDA graph and
             replayed 100 times: a traced graph launch waits for the work queued
             before it (interposer/san_nodes.c)
@@ -61,7 +64,7 @@ session12.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
 between runs is the scheduler's.
 
---lockstep (the eager loops train, train-gpu, train-long only): each
+--lockstep (the eager loops train, train-gpu, train-long, train-gpu-long only): each
 repetition runs one ring of programs at once that take turns step by
 step (torch_train.py --lockstep): a bare one (the reference), another
 bare one (the control) and one per configuration, the ring's order
@@ -133,6 +136,8 @@ WORKLOADS = {
                   {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "train-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "300", "--step-times"],
                    {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
+    "train-gpu-long": (["python3", "tests/gpu/progs/torch_train.py", "--steps", "150", "--scale", "8", "--step-times"],
+                       {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "train-graphs": (["python3", "tests/gpu/progs/torch_train.py", "--graphs", "--steps", "100"],
                      {"train_s": r"^train ([0-9.]+) s", "step_ms": r"^step ([0-9.]+) ms"}),
     "triad": ([f"{B}/tests/gpu/triad", "200"],
@@ -142,6 +147,10 @@ WORKLOADS = {
     "chase": ([f"{B}/tests/gpu/bench", "chase", "200"], {"chase_ms": r"^chase ([0-9.]+) ms"}),
     "startup": (["sh", "tests/bench/startup.sh", "200"], {"start_s": r"^startup ([0-9.]+) s"}),
 }
+
+# the loops --lockstep takes turns in, and those only it runs
+EAGER = ("train", "train-gpu", "train-long", "train-gpu-long")
+LOCKSTEP_ONLY = ("train-gpu-long",)
 
 
 def median_ci(q, want=0.90):
@@ -361,7 +370,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--configs", default="bare,none,default,all,kernels")
-    ap.add_argument("--only", default=",".join(WORKLOADS))
+    ap.add_argument("--only", default=",".join(w for w in WORKLOADS if w not in LOCKSTEP_ONLY))
     ap.add_argument("--policy", action="append", default=[],
                     help="NAME=POLICY: one more configuration, --sample POLICY")
     ap.add_argument("--goal", action="append", default=[],
@@ -389,6 +398,14 @@ def main():
         name, policy = extra.split("=", 1)
         CONFIGS[name] = ["--sample", policy]
     configs = a.configs.split(",") + [p.split("=", 1)[0] for p in a.policy]
+    for w in a.only.split(","):
+        if w not in WORKLOADS:
+            raise SystemExit(f"--only {w}: no such workload ({', '.join(WORKLOADS)})")
+        if a.lockstep and w not in EAGER:
+            raise SystemExit(f"--lockstep: {w} is not an eager training loop ({', '.join(EAGER)})")
+    for c in configs:
+        if c not in CONFIGS:
+            raise SystemExit(f"--configs {c}: no such configuration ({', '.join(CONFIGS)}, or --policy NAME=...)")
     out_dir = tempfile.mkdtemp()
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
     if not a.lockstep:
@@ -397,8 +414,6 @@ def main():
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         if a.lockstep:
-            if w not in ("train", "train-gpu", "train-long"):
-                raise SystemExit(f"--lockstep: {w} is not an eager training loop (train, train-gpu, train-long)")
             lockstep(w, cmd, configs, a.reps, goals, out_dir, ring_pin)
             continue
         runs = {c: [] for c in configs}
