@@ -235,8 +235,11 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(B
 	@BUILD=$(BUILD) tests/gpu/interposer.sh
 	@BUILD=$(BUILD) tests/gpu/validate.sh
 
-# make bench's lockstep rings: MAIN:OTHERS CPUs (tests/bench/interposer.py)
-LOCKSTEP_PIN ?= 3:4-7
+# make bench's lockstep rings (tests/bench/interposer.py): how many, and
+# the CPUs their main threads and other threads go to once set up
+# (MAIN:OTHERS; unpinned on a machine of fewer than 8 CPUs)
+LOCKSTEP_REPS ?= 5
+LOCKSTEP_PIN ?= $(shell [ "$$(nproc)" -ge 8 ] && echo 3:4-7)
 bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
@@ -245,7 +248,7 @@ bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
 	@# sanitizer: the Compute Sanitizer attached by another tool, nothing enabled (the floor);
 	@# once set up, every program's main thread on one CPU (LOCKSTEP_PIN, empty: unpinned)
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py --lockstep --only train-long,train-gpu-long \
-		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03 \
+		--configs bare,none,sanitizer,default --goal none=1.01 --goal default=1.03 --reps $(LOCKSTEP_REPS) \
 		$(if $(LOCKSTEP_PIN),--pin $(LOCKSTEP_PIN))
 
 # The report's speed over 10 million synthetic block records (CPU only).

@@ -64,25 +64,31 @@ session12.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
 between runs is the scheduler's.
 
---lockstep (the eager loops train, train-gpu, train-long, train-gpu-long only): each
-repetition runs one ring of programs at once that take turns step by
-step (torch_train.py --lockstep): a bare one (the reference), another
-bare one (the control) and one per configuration, the ring's order
-turned by one every repetition.  They meet the same host moment by
-moment, so the drift between processes that hides a few percent in runs
-one after another (15-35%) falls out of their ratios to the reference,
-except what differs between two processes as such, which the control
-shows.  Timed: the steps' total and median, the first step left out, each
-a sync'd step (the turn passes on an idle GPU).  Not timed: the
-program's start, set-up and exit (they set up at once); nor does a
-policy's budget= see the same run (its windows are spaced by wall time,
-most of which is the others' turns).  Under --lockstep, --pin MAIN[:OTHERS]
-moves, once all are set up, every program's main thread to the CPUs MAIN
-and its other threads to OTHERS: the step's host work then runs on the
-same CPU in every program.  Unpinned, the control's pairs spread from
-0.95 to 1.06 of their reference, pinned to four CPUs (2-5) 0.96-1.08, and
-with the whole program on one CPU 0.99-1.03 (standard deviation 0.037,
-0.057, 0.013; session 21, docs/results/2026-12-02-session21.md).
+--lockstep (the eager loops train, train-gpu, train-long, train-gpu-long
+only): each repetition runs one ring of programs at once that take turns
+step by step (torch_train.py --lockstep): a bare one (the reference),
+another bare one (the control) and one per configuration, in an order
+shuffled every repetition (what one leaves behind falls on the next in
+turn).  They meet the same host moment by moment, so the drift between
+processes that hides a few percent in runs one after another (15-35%)
+falls out of their ratios to the reference, except what differs between
+two processes as such, which the control shows.  Timed: the steps' total
+and median, the first step left out, each a sync'd step (the turn passes
+on an idle GPU).  Not timed: the program's start, set-up and exit (they
+set up at once); nor does a policy's budget= see the same run (its
+windows are spaced by wall time, most of which is the others' turns).
+
+Under --lockstep, --pin MAIN[:OTHERS] moves, once all are set up, every
+program's main thread to the CPUs MAIN and its other threads to OTHERS:
+the step's host work then runs on the same CPU in every program (threads
+the main thread starts later, such as PyTorch's autograd device threads
+at the first backward pass, inherit MAIN).  In session 21
+(docs/results/2026-12-02-session21.md) the control's ratios had a
+standard deviation of 0.022 and 0.026 unpinned (two runs, 4 pairs each),
+0.016 and 0.011 with both programs on one CPU (6 and 10 pairs), and
+0.009 in rings with the main threads on one CPU (7 rings); the two
+programs' step times moved together far more on one CPU (correlation
+0.72-0.89 against 0.22).
 
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
                       [--pin CPUS] [--lockstep [--pin MAIN[:OTHERS]]]
@@ -92,6 +98,7 @@ stderr as it ends, the table to stdout at the end of each workload.
 import argparse
 import math
 import os
+import random
 import re
 import select
 import sqlite3
@@ -212,7 +219,7 @@ def run_once(cmd, cfg, metrics, out_dir, pin=None):
     return got
 
 
-# the trace's meta keys a lockstep pair prints
+# the trace's meta keys a lockstep ring prints
 TRACE_META = ("launches", "windows", "launches_in_windows", "window_s", "dark_spans", "dark_s", "patches",
               "unpatches", "callbacks", "callback_s")
 
@@ -242,31 +249,41 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
     command() takes them), taking turns step by step in a ring, cfgs[0]'s
     first; each one's step times (ms), the first step left out.  pin:
     (main, others), CPU sets each program's threads go to once all are
-    ready, their set-up left free (pin_threads)."""
+    ready, their set-up left free (pin_threads).  A program that fails
+    ends the ring at once."""
     d = tempfile.mkdtemp()
     n = len(cfgs)
     fifo = [os.path.join(d, f"turn{i}") for i in range(n)] + [os.path.join(d, "ready")]
     for f in fifo:
         os.mkfifo(f)
-    procs, outs = [], []
-    for i, cfg in enumerate(cfgs):
-        prog = [*cmd, "--lockstep", f"{fifo[i]},{fifo[(i + 1) % n]},{fifo[n]}"]
-        od = os.path.join(out_dir, str(i))
-        os.makedirs(od, exist_ok=True)
-        args, env = command(prog, cfg, od)
-        out = tempfile.TemporaryFile(mode="w+")
-        outs.append((args, out))
-        procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
+    # open before any program starts: one that writes its id and closes
+    # the FIFO while no one else holds it open would lose what it wrote
     ready = os.open(fifo[n], os.O_RDWR)
     turn = None
+    procs, outs = [], []
     got, t0 = b"", time.monotonic()
     try:
+        for i, cfg in enumerate(cfgs):
+            prog = [*cmd, "--lockstep", f"{fifo[i]},{fifo[(i + 1) % n]},{fifo[n]}"]
+            od = os.path.join(out_dir, str(i))
+            os.makedirs(od, exist_ok=True)
+            args, env = command(prog, cfg, od)
+            out = tempfile.TemporaryFile(mode="w+")
+            outs.append((args, out))
+            procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
+
+        def check(what):
+            for i, p in enumerate(procs):
+                if p.poll() and p.returncode:
+                    raise RuntimeError(f"program {i} ({' '.join(outs[i][0])}) exited {p.returncode} {what}")
+            if time.monotonic() - t0 > limit_s:
+                raise RuntimeError(f"not done in {limit_s} s ({what})")
+
         # each program, once set up, writes its process id and a newline
         while got.count(b"\n") < n:
-            if any(p.poll() is not None for p in procs):
+            check("before it was ready")
+            if any(p.returncode == 0 for p in procs):
                 raise RuntimeError("a program ended before it was ready")
-            if time.monotonic() - t0 > limit_s:
-                raise RuntimeError("not ready in time")
             if select.select([ready], [], [], 1.0)[0]:
                 got += os.read(ready, 64)
         if pin:
@@ -274,19 +291,29 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
                 pin_threads(int(pid), *pin)
         turn = os.open(fifo[0], os.O_RDWR)
         os.write(turn, b"t")
-        for p in procs:
-            p.wait(timeout=max(1, limit_s - (time.monotonic() - t0)))
-    except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as e:
+        while any(p.poll() is None for p in procs):
+            check("while taking turns")
+            time.sleep(0.1)
+        check("while taking turns")
+    except BaseException as e:
+        # a failure, a time limit or ^C: no program left behind, blocked
+        # on a FIFO no one will write
         for p in procs:
             p.kill()
+            p.wait()
         for args, out in outs:
             out.seek(0)
             sys.stderr.write(out.read()[-3000:])
+        if not isinstance(e, (RuntimeError, ValueError, OSError)):
+            raise
         raise SystemExit(f"lockstep {cmd}: {e}")
     finally:
         os.close(ready)
         if turn is not None:
             os.close(turn)
+        for f in fifo:
+            os.unlink(f)
+        os.rmdir(d)
     steps = []
     for (args, out), p in zip(outs, procs):
         out.seek(0)
@@ -309,17 +336,17 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
                 except sqlite3.Error as e:
                     print(f"  trace {f}: {e}", file=sys.stderr, flush=True)
             os.unlink(os.path.join(root, f))
-    for f in fifo:
-        os.unlink(f)
-    os.rmdir(d)
     return steps
 
 
 def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
     """The --lockstep bench of one workload: per repetition one ring of
     a bare run (the reference), another bare run (the control) and one
-    run per configuration, the ring's order turned by one each
-    repetition; each run's ratio of its steps to the reference's."""
+    run per configuration, in an order shuffled each repetition (seeded
+    by it): what one program leaves behind in its turn (a collector's
+    writing, a warm cache) falls on whichever follows it, and a fixed
+    order would always hand it to the same one; each run's ratio of its
+    steps to the reference's."""
     if "--step-times" not in cmd:
         cmd = [*cmd, "--step-times"]
     others = ["bare"] + [c for c in configs if c != "bare"]
@@ -327,13 +354,13 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
     ratios = {c: {"steps_s": [], "step_ms": []} for c in others}
     medians = {c: {"steps_s": [], "step_ms": []} for c in others}
     for rep in range(reps):
-        k = rep % len(members)
-        order = list(range(len(members)))[k:] + list(range(len(members)))[:k]
+        order = list(range(len(members)))
+        random.Random(rep).shuffle(order)
         t = lockstep_ring(cmd, [CONFIGS[members[i]] for i in order], out_dir, pin=pin)
         t = {i: x for i, x in zip(order, t)}
         bare = t[0]
         turns = " ".join("reference" if i == 0 else "control" if i == 1 else members[i] for i in order)
-        print(f"  steps_ms bare {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
+        print(f"  steps_ms reference {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
         for i, c in enumerate(others, 1):
             mine = t[i]
             for m, f in (("steps_s", lambda x: sum(x) / 1000), ("step_ms", statistics.median)):
@@ -344,7 +371,8 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
                   f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
                   file=sys.stderr)
             # every step, for a look at where a configuration's time goes
-            print(f"  steps_ms {c} {' '.join(f'{x:.2f}' for x in mine)}", file=sys.stderr, flush=True)
+            print(f"  steps_ms {'control' if i == 1 else c} {' '.join(f'{x:.2f}' for x in mine)}",
+                  file=sys.stderr, flush=True)
     print(f"{w}: lockstep, {reps} repetitions; each a ring of a bare run (the reference), another bare run "
           "(the control, 'bare' below) and one run per configuration taking turns step by step, the first "
           "step left out; ratios to the reference" +
@@ -403,6 +431,8 @@ def main():
             raise SystemExit(f"--only {w}: no such workload ({', '.join(WORKLOADS)})")
         if a.lockstep and w not in EAGER:
             raise SystemExit(f"--lockstep: {w} is not an eager training loop ({', '.join(EAGER)})")
+        if not a.lockstep and w in LOCKSTEP_ONLY:
+            raise SystemExit(f"--only {w}: runs only under --lockstep")
     for c in configs:
         if c not in CONFIGS:
             raise SystemExit(f"--configs {c}: no such configuration ({', '.join(CONFIGS)}, or --policy NAME=...)")
