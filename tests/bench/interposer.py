@@ -90,8 +90,14 @@ standard deviation of 0.022 and 0.026 unpinned (two runs, 4 pairs each),
 programs' step times moved together far more on one CPU (correlation
 0.72-0.89 against 0.22).
 
+Several runs' lockstep repetitions make one table: each run's stderr
+kept, each run given its own --first-rep (the repetitions' numbers, which
+seed the rings' orders), then --from-logs FILE... reads them back.  A
+device call of 10 minutes holds about 20 rings of three.
+
 Usage: interposer.py [--reps N] [--configs bare,none,...] [--only w1,w2] [--goal CONFIG=RATIO]
-                      [--pin CPUS] [--lockstep [--pin MAIN[:OTHERS]]]
+                      [--steps N] [--pin CPUS] [--lockstep [--pin MAIN[:OTHERS]] [--first-rep K]]
+       interposer.py --from-logs FILE... [--goal CONFIG=RATIO]
 Environment: BUILD (build folder, default build).  Each run's numbers go to
 stderr as it ends, the table to stdout at the end of each workload.
 """
@@ -339,23 +345,22 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
     return steps
 
 
-def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
+def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
     """The --lockstep bench of one workload: per repetition one ring of
     a bare run (the reference), another bare run (the control) and one
     run per configuration, in an order shuffled each repetition (seeded
-    by it): what one program leaves behind in its turn (a collector's
-    writing, a warm cache) falls on whichever follows it, and a fixed
-    order would always hand it to the same one; each run's ratio of its
-    steps to the reference's."""
+    by its number, first_rep on): what one program leaves behind in its
+    turn (a collector's writing, a warm cache) falls on whichever follows
+    it, and a fixed order would always hand it to the same one; each
+    run's ratio of its steps to the reference's."""
     if "--step-times" not in cmd:
         cmd = [*cmd, "--step-times"]
     others = ["bare"] + [c for c in configs if c != "bare"]
     members = ["bare", *others]  # [0] the reference, [1] the control
-    ratios = {c: {"steps_s": [], "step_ms": []} for c in others}
-    medians = {c: {"steps_s": [], "step_ms": []} for c in others}
-    for rep in range(reps):
+    got = {c: [] for c in others}
+    for rep in range(first_rep, first_rep + reps):
         order = list(range(len(members)))
-        random.Random(rep).shuffle(order)
+        random.Random(rep - 1).shuffle(order)
         t = lockstep_ring(cmd, [CONFIGS[members[i]] for i in order], out_dir, pin=pin)
         t = {i: x for i, x in zip(order, t)}
         bare = t[0]
@@ -363,28 +368,62 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None):
         print(f"  steps_ms reference {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
         for i, c in enumerate(others, 1):
             mine = t[i]
-            for m, f in (("steps_s", lambda x: sum(x) / 1000), ("step_ms", statistics.median)):
-                ratios[c][m].append(f(mine) / f(bare))
-                medians[c][m].append((f(bare), f(mine)))
-            print(f"{w} lockstep repetition {rep + 1} bare against {c} (turns: {turns}): "
+            got[c].append((sum(bare) / 1000, sum(mine) / 1000, statistics.median(bare), statistics.median(mine)))
+            # the line lockstep_logs() reads back
+            print(f"{w} lockstep repetition {rep} bare against {c} (turns: {turns}): "
                   f"steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
                   f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
                   file=sys.stderr)
             # every step, for a look at where a configuration's time goes
             print(f"  steps_ms {'control' if i == 1 else c} {' '.join(f'{x:.2f}' for x in mine)}",
                   file=sys.stderr, flush=True)
-    print(f"{w}: lockstep, {reps} repetitions; each a ring of a bare run (the reference), another bare run "
-          "(the control, 'bare' below) and one run per configuration taking turns step by step, the first "
-          "step left out; ratios to the reference" +
-          (f"; once set up, main threads on CPUs {sorted(pin[0])}, other threads on {sorted(pin[1])}"
-           if pin else ""))
-    for m in ("steps_s", "step_ms"):
+    lockstep_table(w, got, goals, f"; once set up, main threads on CPUs {sorted(pin[0])}, other threads on "
+                   f"{sorted(pin[1])}" if pin else "")
+
+
+LOCKSTEP_LINE = re.compile(r"^(\S+) lockstep repetition (\d+) bare against (\S+) \([^)]*\): steps ([\d.]+) s "
+                           r"against ([\d.]+) s, median step ([\d.]+) ms against ([\d.]+) ms$", re.M)
+
+
+def lockstep_logs(paths):
+    """What lockstep() printed to stderr in one or more runs (a run cut
+    short by a time limit included), read back: {workload: {config:
+    [(reference's steps s, its steps s, reference's median step ms,
+    its median step ms)]}}, the control first; a repetition found twice
+    is refused (two runs with the same --first-rep)."""
+    got, seen = {}, {}
+    for path in paths:
+        try:
+            text = open(path).read()
+        except OSError as e:
+            raise SystemExit(f"--from-logs {path}: {e.strerror}")
+        for w, rep, c, *x in LOCKSTEP_LINE.findall(text):
+            if (w, rep, c) in seen:
+                raise SystemExit(f"--from-logs: {w} repetition {rep} against {c} in both {seen[(w, rep, c)]} and "
+                                 f"{path} (give each run its own --first-rep)")
+            seen[(w, rep, c)] = path
+            got.setdefault(w, {"bare": []}).setdefault(c, []).append(tuple(float(v) for v in x))
+    if not got:
+        raise SystemExit(f"--from-logs {' '.join(paths)}: no lockstep repetitions in them")
+    return got
+
+
+def lockstep_table(w, got, goals, note=""):
+    """The lockstep table of one workload: per configuration (the
+    control, 'bare', first) its steps' total and median step against the
+    reference's, each repetition's ratio, median [range] and the sign
+    test's interval, and the verdict on its goal."""
+    n = sorted({len(v) for v in got.values()})
+    print(f"{w}: lockstep, {'/'.join(map(str, n))} repetitions; each a ring of a bare run (the reference), "
+          "another bare run (the control, 'bare' below) and one run per configuration taking turns step by "
+          "step, the first step left out; ratios to the reference" + note)
+    for m, k in (("steps_s", 0), ("step_ms", 2)):
         cells = []
-        for c in others:
-            q = sorted(ratios[c][m])
+        for c, v in got.items():
+            q = sorted(x[k + 1] / x[k] for x in v)
             lo, hi, cover = median_ci(q)
-            b = statistics.median(x for x, _ in medians[c][m])
-            o = statistics.median(y for _, y in medians[c][m])
+            b = statistics.median(x[k] for x in v)
+            o = statistics.median(x[k + 1] for x in v)
             cell = (f"{c} {o:.6g} against {b:.6g}: {statistics.median(q):.4f} [{q[0]:.4f}-{q[-1]:.4f}], "
                     f"{cover:.0%} interval {lo:.4f}-{hi:.4f}")
             if c in goals:
@@ -408,8 +447,30 @@ def main():
                     "program's main thread on the CPUs MAIN, its other threads on OTHERS (else MAIN)")
     ap.add_argument("--lockstep", action="store_true",
                     help="the eager loops: each configuration in turns with a bare run (see above)")
+    ap.add_argument("--first-rep", type=int, default=1,
+                    help="under --lockstep, the first repetition's number (it seeds its ring's order): "
+                    "a run that goes on from another's")
+    ap.add_argument("--steps", type=int, help="the training loops' number of steps, instead of their own")
+    ap.add_argument("--from-logs", nargs="+", metavar="FILE",
+                    help="no runs: the lockstep tables (and --goal verdicts) of the repetitions these "
+                    "runs' stderr holds, together")
     a = ap.parse_args()
-    goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
+    try:
+        goals = {g.split("=", 1)[0]: float(g.split("=", 1)[1]) for g in a.goal}
+    except (IndexError, ValueError):
+        raise SystemExit(f"--goal {' '.join(a.goal)}: not CONFIG=RATIO")
+    if a.from_logs:
+        for w, got in lockstep_logs(a.from_logs).items():
+            lockstep_table(w, got, goals, f"; from {len(a.from_logs)} log{'s' if len(a.from_logs) > 1 else ''}")
+        return
+    if a.steps is not None:
+        if a.steps < 2:
+            raise SystemExit(f"--steps {a.steps}: at least 2 (the first is left out)")
+        for w in a.only.split(","):
+            cmd = WORKLOADS.get(w, ([],))[0]
+            if "--steps" not in cmd:
+                raise SystemExit(f"--steps: {w} is not a training loop")
+            cmd[cmd.index("--steps") + 1] = str(a.steps)
     ring_pin = None
     if a.pin and a.lockstep:
         main_cpus, _, other_cpus = a.pin.partition(":")
@@ -444,7 +505,7 @@ def main():
     for w in a.only.split(","):
         cmd, metrics = WORKLOADS[w]
         if a.lockstep:
-            lockstep(w, cmd, configs, a.reps, goals, out_dir, ring_pin)
+            lockstep(w, cmd, configs, a.reps, goals, out_dir, ring_pin, a.first_rep)
             continue
         runs = {c: [] for c in configs}
         for rep in range(a.reps):
