@@ -13,21 +13,13 @@
 # Each file is the bench's stderr of one or more invocations, each after a
 # line "== TAG" (TAG: rROUND-PIN for pairs, "ring" for run 4's ring of a
 # reference, a control and none).
-import math, random, re, statistics, sys
+import math, os, random, re, statistics, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../tests/bench"))
+from interposer import median_ci  # noqa: E402
 
 PINS = {"free": "unpinned", "2-5": "taskset -c 2-5", "3": "taskset -c 3", "ring": "main thread on 3, others on 4-7"}
 ONE_CPU = ("taskset -c 3", "main thread on 3, others on 4-7")
-
-
-def median_ci(q, want=0.90):
-    n = len(q)
-    best = (q[0], q[-1], 1 - 2 * 0.5 ** n)
-    for k in range(1, n // 2 + 1):
-        cover = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
-        if cover < want:
-            break
-        best = (q[k - 1], q[n - k], cover)
-    return best
 
 
 def show(name, q):
