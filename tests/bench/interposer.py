@@ -413,6 +413,7 @@ def lockstep_table(w, got, goals, note=""):
     control, 'bare', first) its steps' total and median step against the
     reference's, each repetition's ratio, median [range] and the sign
     test's interval, and the verdict on its goal."""
+    got = {c: v for c, v in got.items() if v}
     n = sorted({len(v) for v in got.values()})
     print(f"{w}: lockstep, {'/'.join(map(str, n))} repetitions; each a ring of a bare run (the reference), "
           "another bare run (the control, 'bare' below) and one run per configuration taking turns step by "
