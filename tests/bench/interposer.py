@@ -184,6 +184,15 @@ def verdict(lo, hi, goal):
     return "goal met" if hi <= goal else "goal missed" if lo > goal else "cannot tell"
 
 
+def ratios_cell(q, goal=None, digits=3):
+    """Paired ratios q (sorted): their median [range], the median's
+    interval (median_ci) and, given a goal, the verdict on it."""
+    lo, hi, cover = median_ci(q)
+    cell = (f"{statistics.median(q):.{digits}f} [{q[0]:.{digits}f}-{q[-1]:.{digits}f}], "
+            f"{cover:.0%} interval {lo:.{digits}f}-{hi:.{digits}f}")
+    return cell if goal is None else cell + f": {verdict(lo, hi, goal)} (<= {goal:g})"
+
+
 def step_times(text):
     """The step times (ms) a training loop printed (--step-times), the
     first step left out (CUDA's lazy module loading, cuBLAS and cuDNN
@@ -421,15 +430,10 @@ def lockstep_table(w, got, goals, note=""):
     for m, k in (("steps_s", 0), ("step_ms", 2)):
         cells = []
         for c, v in got.items():
-            q = sorted(x[k + 1] / x[k] for x in v)
-            lo, hi, cover = median_ci(q)
             b = statistics.median(x[k] for x in v)
             o = statistics.median(x[k + 1] for x in v)
-            cell = (f"{c} {o:.6g} against {b:.6g}: {statistics.median(q):.4f} [{q[0]:.4f}-{q[-1]:.4f}], "
-                    f"{cover:.0%} interval {lo:.4f}-{hi:.4f}")
-            if c in goals:
-                cell += f": {verdict(lo, hi, goals[c])} (<= {goals[c]:g})"
-            cells.append(cell)
+            cells.append(f"{c} {o:.6g} against {b:.6g}: "
+                         + ratios_cell(sorted(x[k + 1] / x[k] for x in v), goals.get(c), 4))
         print(f"{w:9s} {m:10s} " + f"\n{'':20s} ".join(cells))
     sys.stdout.flush()
 
@@ -464,14 +468,6 @@ def main():
         for w, got in lockstep_logs(a.from_logs).items():
             lockstep_table(w, got, goals, f"; from {len(a.from_logs)} log{'s' if len(a.from_logs) > 1 else ''}")
         return
-    if a.steps is not None:
-        if a.steps < 2:
-            raise SystemExit(f"--steps {a.steps}: at least 2 (the first is left out)")
-        for w in a.only.split(","):
-            cmd = WORKLOADS.get(w, ([],))[0]
-            if "--steps" not in cmd:
-                raise SystemExit(f"--steps: {w} is not a training loop")
-            cmd[cmd.index("--steps") + 1] = str(a.steps)
     ring_pin = None
     if a.pin and a.lockstep:
         main_cpus, _, other_cpus = a.pin.partition(":")
@@ -498,6 +494,14 @@ def main():
     for c in configs:
         if c not in CONFIGS:
             raise SystemExit(f"--configs {c}: no such configuration ({', '.join(CONFIGS)}, or --policy NAME=...)")
+    if a.steps is not None:
+        if a.steps < 2:
+            raise SystemExit(f"--steps {a.steps}: at least 2 (the first is left out)")
+        for w in a.only.split(","):
+            cmd = WORKLOADS[w][0]
+            if "--steps" not in cmd:
+                raise SystemExit(f"--steps: {w} is not a training loop")
+            cmd[cmd.index("--steps") + 1] = str(a.steps)
     out_dir = tempfile.mkdtemp()
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip())
     if not a.lockstep:
@@ -543,13 +547,8 @@ def main():
             paired = []
             for c in configs:
                 if c != "bare":
-                    q = sorted(r[m] / b[m] for r, b in zip(runs[c], runs["bare"]))
-                    lo, hi, cover = median_ci(q)
-                    cell = (f"{c} {statistics.median(q):.3f} [{q[0]:.3f}-{q[-1]:.3f}], "
-                            f"{cover:.0%} interval {lo:.3f}-{hi:.3f}")
-                    if c in goals:
-                        cell += f": {verdict(lo, hi, goals[c])} (<= {goals[c]:g})"
-                    paired.append(cell)
+                    paired.append(f"{c} " + ratios_cell(sorted(r[m] / b[m] for r, b in zip(runs[c], runs["bare"])),
+                                                        goals.get(c)))
             if paired:
                 print(f"{'':9s} {'':10s} per repetition, median [range]: {'  '.join(paired)}")
         if w == "launches":
