@@ -74,8 +74,13 @@ processes that hides a few percent in runs one after another (15-35%)
 falls out of their ratios to the reference, except what differs between
 two processes as such, which the control shows.  Timed: the steps' total
 and median, the first step left out, each a sync'd step (the turn passes
-on an idle GPU).  Not timed: the program's start, set-up and exit (they
-set up at once); nor does a policy's budget= see the same run (its
+on an idle GPU).  Also timed, since session 23: each program's start,
+set-up and exit (as for train above), each as its difference to the
+reference's, and program_s, those three and its steps together against
+the reference's: what a run alone would take.  The ring's programs set
+up at once, sharing the host, and exit as their last turns come (under
+--pin their main threads share MAIN), so these are longer than alone,
+alike for all.  A policy's budget= does not see the same run (its
 windows are spaced by wall time, most of which is the others' turns).
 
 Under --lockstep, --pin MAIN[:OTHERS] moves, once all are set up, every
@@ -112,6 +117,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 B = os.environ.get("BUILD", "build")
@@ -202,6 +208,19 @@ def step_times(text):
     return [float(x) for x in m.group(1).split()][1:] if m else None
 
 
+def phases_of(text, u0, u1):
+    """Where a program's wall time went besides its loop, from the clock
+    lines it printed (torch_train.py) and when it began (u0) and ended
+    (u1, Unix time): its start (process start to the program's first
+    line), its set-up (to its loop: CUDA, the models) and its exit (its
+    last line to the process's end: what tracing does at exit); None when
+    it printed no clock lines."""
+    clock = {k: float(v) for k, v in re.findall(r"^clock_(begin|ready|end) ([0-9.]+)$", text, re.M)}
+    if len(clock) < 3:
+        return None
+    return {"start_s": clock["begin"] - u0, "setup_s": clock["ready"] - clock["begin"], "exit_s": u1 - clock["end"]}
+
+
 def run_once(cmd, cfg, metrics, out_dir, pin=None):
     args, env = command(cmd, cfg, out_dir)
     if pin:
@@ -218,14 +237,7 @@ def run_once(cmd, cfg, metrics, out_dir, pin=None):
         if not m:
             raise SystemExit(f"{' '.join(args)}: no '{name}' in its output:\n{p.stdout}")
         got[name] = float(m.group(1))
-    # where a program's wall time goes: to its start (process start to
-    # the program's first line), its set-up (to its loop), its exit (its
-    # last line to the process's end: what tracing does at exit)
-    clock = {k: float(v) for k, v in re.findall(r"^clock_(begin|ready|end) ([0-9.]+)$", p.stdout, re.M)}
-    if len(clock) == 3:
-        got["start_s"] = clock["begin"] - u0
-        got["setup_s"] = clock["ready"] - clock["begin"]
-        got["exit_s"] = u1 - clock["end"]
+    got.update(phases_of(p.stdout, u0, u1) or {})
     t = step_times(p.stdout)
     if t:
         got["excess"] = (sum(t) - len(t) * statistics.median(t)) / sum(t)
@@ -262,10 +274,11 @@ def pin_threads(pid, main, others):
 def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
     """Runs of cmd at once, one per configuration in cfgs (each as
     command() takes them), taking turns step by step in a ring, cfgs[0]'s
-    first; each one's step times (ms), the first step left out.  pin:
-    (main, others), CPU sets each program's threads go to once all are
-    ready, their set-up left free (pin_threads).  A program that fails
-    ends the ring at once."""
+    first: (steps, phases), each one's step times (ms), the first step
+    left out, and where the rest of its wall time went (phases_of: None
+    for a program that does not say).  pin: (main, others), CPU sets
+    each program's threads go to once all are ready, their set-up left
+    free (pin_threads).  A program that fails ends the ring at once."""
     d = tempfile.mkdtemp()
     n = len(cfgs)
     fifo = [os.path.join(d, f"turn{i}") for i in range(n)] + [os.path.join(d, "ready")]
@@ -275,8 +288,16 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
     # the FIFO while no one else holds it open would lose what it wrote
     ready = os.open(fifo[n], os.O_RDWR)
     turn = None
-    procs, outs = [], []
+    procs, outs, waiters = [], [], []
+    # when each program began and ended (Unix time): its end is seen by a
+    # thread of its own blocked in wait(), not by the polling below
+    began, ended = [], [None] * n
     got, t0 = b"", time.monotonic()
+
+    def waiter(i, p):
+        p.wait()
+        ended[i] = time.time()
+
     try:
         for i, cfg in enumerate(cfgs):
             prog = [*cmd, "--lockstep", f"{fifo[i]},{fifo[(i + 1) % n]},{fifo[n]}"]
@@ -285,7 +306,10 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
             args, env = command(prog, cfg, od)
             out = tempfile.TemporaryFile(mode="w+")
             outs.append((args, out))
+            began.append(time.time())
             procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env))
+            waiters.append(threading.Thread(target=waiter, args=(i, procs[-1]), daemon=True))
+            waiters[-1].start()
 
         def check(what):
             for i, p in enumerate(procs):
@@ -306,7 +330,7 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
                 pin_threads(int(pid), *pin)
         turn = os.open(fifo[0], os.O_RDWR)
         os.write(turn, b"t")
-        while any(p.poll() is None for p in procs):
+        while any(t.is_alive() for t in waiters):
             check("while taking turns")
             time.sleep(0.1)
         check("while taking turns")
@@ -329,8 +353,8 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
         for f in fifo:
             os.unlink(f)
         os.rmdir(d)
-    steps = []
-    for (args, out), p in zip(outs, procs):
+    steps, phases = [], []
+    for (args, out), p, u0, u1 in zip(outs, procs, began, ended):
         out.seek(0)
         text = out.read()
         t = step_times(text)
@@ -338,6 +362,7 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
             sys.stderr.write(text[-3000:])
             raise SystemExit(f"{' '.join(args)}: exit {p.returncode}" + ("" if t is not None else ", no step times"))
         steps.append(t)
+        phases.append(phases_of(text, u0, u1))
     # what the traced programs' traces say of their windows and dark spans
     for root, _, files in os.walk(out_dir):
         for f in files:
@@ -351,7 +376,7 @@ def lockstep_ring(cmd, cfgs, out_dir, limit_s=900, pin=None):
                 except sqlite3.Error as e:
                     print(f"  trace {f}: {e}", file=sys.stderr, flush=True)
             os.unlink(os.path.join(root, f))
-    return steps
+    return steps, phases
 
 
 def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
@@ -370,14 +395,16 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
     for rep in range(first_rep, first_rep + reps):
         order = list(range(len(members)))
         random.Random(rep - 1).shuffle(order)
-        t = lockstep_ring(cmd, [CONFIGS[members[i]] for i in order], out_dir, pin=pin)
+        t, ph = lockstep_ring(cmd, [CONFIGS[members[i]] for i in order], out_dir, pin=pin)
         t = {i: x for i, x in zip(order, t)}
+        ph = {i: x for i, x in zip(order, ph)}
         bare = t[0]
         turns = " ".join("reference" if i == 0 else "control" if i == 1 else members[i] for i in order)
         print(f"  steps_ms reference {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
         for i, c in enumerate(others, 1):
             mine = t[i]
-            got[c].append((sum(bare) / 1000, sum(mine) / 1000, statistics.median(bare), statistics.median(mine)))
+            got[c].append((sum(bare) / 1000, sum(mine) / 1000, statistics.median(bare), statistics.median(mine))
+                          + (phase_pairs(ph[0], ph[i]) if ph[0] and ph[i] else ()))
             # the line lockstep_logs() reads back
             print(f"{w} lockstep repetition {rep} bare against {c} (turns: {turns}): "
                   f"steps {sum(bare) / 1000:.4f} s against {sum(mine) / 1000:.4f} s, median step "
@@ -386,10 +413,26 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
             # every step, for a look at where a configuration's time goes
             print(f"  steps_ms {'control' if i == 1 else c} {' '.join(f'{x:.2f}' for x in mine)}",
                   file=sys.stderr, flush=True)
+        if all(ph.values()):
+            # the other line lockstep_logs() reads back
+            print(f"{w} lockstep repetition {rep} phases (start, set-up, exit s): " + ", ".join(
+                f"{'reference' if i == 0 else 'control' if i == 1 else members[i]} "
+                + " ".join(f"{ph[i][k]:.4f}" for k in PHASES) for i in range(len(members))),
+                file=sys.stderr, flush=True)
     lockstep_table(w, got, goals, f"; once set up, main threads on CPUs {sorted(pin[0])}, other threads on "
                    f"{sorted(pin[1])}" if pin else "")
 
 
+PHASES = ("start_s", "setup_s", "exit_s")
+
+
+def phase_pairs(ref, mine):
+    """A ring member's phases beside the reference's, as lockstep()
+    keeps them after the steps: (ref start, its start, ref set-up, ...)."""
+    return tuple(x for k in PHASES for x in (ref[k], mine[k]))
+
+
+PHASES_LINE = re.compile(r"^(\S+) lockstep repetition (\d+) phases \(start, set-up, exit s\): (.*)$", re.M)
 LOCKSTEP_LINE = re.compile(r"^(\S+) lockstep repetition (\d+) bare against (\S+) \([^)]*\): steps ([\d.]+) s "
                            r"against ([\d.]+) s, median step ([\d.]+) ms against ([\d.]+) ms$", re.M)
 
@@ -398,20 +441,32 @@ def lockstep_logs(paths):
     """What lockstep() printed to stderr in one or more runs (a run cut
     short by a time limit included), read back: {workload: {config:
     [(reference's steps s, its steps s, reference's median step ms,
-    its median step ms)]}}, the control first; a repetition found twice
-    is refused (two runs with the same --first-rep)."""
+    its median step ms), then, where the ring's phases line is there
+    (since session 23), phase_pairs()]}}, the control first; a
+    repetition found twice is refused (two runs with the same
+    --first-rep)."""
     got, seen = {}, {}
     for path in paths:
         try:
             text = open(path).read()
         except OSError as e:
             raise SystemExit(f"--from-logs {path}: {e.strerror}")
+        phases = {}
+        for w, rep, line in PHASES_LINE.findall(text):
+            ring = {}
+            for member in line.split(", "):
+                name, *v = member.split()
+                ring[name] = dict(zip(PHASES, map(float, v)))
+            phases[(w, rep)] = ring
         for w, rep, c, *x in LOCKSTEP_LINE.findall(text):
             if (w, rep, c) in seen:
                 raise SystemExit(f"--from-logs: {w} repetition {rep} against {c} in both {seen[(w, rep, c)]} and "
                                  f"{path} (give each run its own --first-rep)")
             seen[(w, rep, c)] = path
-            got.setdefault(w, {"bare": []}).setdefault(c, []).append(tuple(float(v) for v in x))
+            ring = phases.get((w, rep), {})
+            mine = ring.get("control" if c == "bare" else c)
+            got.setdefault(w, {"bare": []}).setdefault(c, []).append(
+                tuple(float(v) for v in x) + (phase_pairs(ring["reference"], mine) if mine else ()))
     if not got:
         raise SystemExit(f"--from-logs {' '.join(paths)}: no lockstep repetitions in them")
     return got
@@ -421,12 +476,20 @@ def lockstep_table(w, got, goals, note=""):
     """The lockstep table of one workload: per configuration (the
     control, 'bare', first) its steps' total and median step against the
     reference's, each repetition's ratio, median [range] and the sign
-    test's interval, and the verdict on its goal."""
+    test's interval, and the verdict on its goal.  Where every ring
+    timed its phases: each phase's difference to the reference's
+    (seconds), and the program's time, its phases and its steps
+    together, against the reference's (with the goal's verdict): what a
+    run alone would take, its set-up shared with the ring's others."""
     got = {c: v for c, v in got.items() if v}
     n = sorted({len(v) for v in got.values()})
     print(f"{w}: lockstep, {'/'.join(map(str, n))} repetitions; each a ring of a bare run (the reference), "
           "another bare run (the control, 'bare' below) and one run per configuration taking turns step by "
           "step, the first step left out; ratios to the reference" + note)
+
+    def row(m, cells):
+        print(f"{w:9s} {m:10s} " + f"\n{'':20s} ".join(cells))
+
     for m, k in (("steps_s", 0), ("step_ms", 2)):
         cells = []
         for c, v in got.items():
@@ -434,7 +497,18 @@ def lockstep_table(w, got, goals, note=""):
             o = statistics.median(x[k + 1] for x in v)
             cells.append(f"{c} {o:.6g} against {b:.6g}: "
                          + ratios_cell(sorted(x[k + 1] / x[k] for x in v), goals.get(c), 4))
-        print(f"{w:9s} {m:10s} " + f"\n{'':20s} ".join(cells))
+        row(m, cells)
+    if any(len(x) == 4 for v in got.values() for x in v):
+        sys.stdout.flush()
+        return  # rings from before the phases were timed
+    for j, m in enumerate(PHASES):
+        k = 4 + 2 * j
+        row(m, [f"{c} {statistics.median(x[k + 1] for x in v):.4g} against {statistics.median(x[k] for x in v):.4g}, "
+                "difference " + ratios_cell(sorted(x[k + 1] - x[k] for x in v), None, 4) for c, v in got.items()])
+    # the steps and the three phases: (reference's, its own)
+    whole = {c: [(x[0] + x[4] + x[6] + x[8], x[1] + x[5] + x[7] + x[9]) for x in v] for c, v in got.items()}
+    row("program_s", [f"{c} {statistics.median(o for _, o in v):.6g} against {statistics.median(b for b, _ in v):.6g}: "
+                      + ratios_cell(sorted(o / b for b, o in v), goals.get(c), 4) for c, v in whole.items()])
     sys.stdout.flush()
 
 
