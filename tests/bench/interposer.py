@@ -76,11 +76,14 @@ two processes as such, which the control shows.  Timed: the steps' total
 and median, the first step left out, each a sync'd step (the turn passes
 on an idle GPU).  Also timed, since session 23: each program's start,
 set-up and exit (as for train above), each as its difference to the
-reference's, and program_s, those three and its steps together against
-the reference's: what a run alone would take.  The ring's programs set
-up at once, sharing the host, and exit as their last turns come (under
---pin their main threads share MAIN), so these are longer than alone,
-alike for all.  A policy's budget= does not see the same run (its
+reference's, and program_s, those three and its timed steps together
+against the reference's (its first step and its waits for the others
+left out).  The ring's programs set up at once, sharing the host, and
+exit as their last turns come (under --pin their main threads share
+MAIN, so the exits contend), so set-up and exit are longer than alone:
+program_s is a figure of the ring, nearer 1 than a run alone would be,
+and an exit's difference is measured under that contention.  A policy's
+budget= does not see the same run (its
 windows are spaced by wall time, most of which is the others' turns).
 
 Under --lockstep, --pin MAIN[:OTHERS] moves, once all are set up, every
@@ -184,6 +187,14 @@ def median_ci(q, want=0.90):
             break
         best = (q[k - 1], q[n - k], cover)
     return best
+
+
+def diffs_cell(q, digits=4):
+    """Paired differences q (sorted): their median [range] and the
+    median's interval (median_ci), ranges written "a to b" (signed)."""
+    lo, hi, cover = median_ci(q)
+    f = f"{{:+.{digits}f}}".format
+    return f"{f(statistics.median(q))} [{f(q[0])} to {f(q[-1])}], {cover:.0%} interval {f(lo)} to {f(hi)}"
 
 
 def verdict(lo, hi, goal):
@@ -478,9 +489,9 @@ def lockstep_table(w, got, goals, note=""):
     reference's, each repetition's ratio, median [range] and the sign
     test's interval, and the verdict on its goal.  Where every ring
     timed its phases: each phase's difference to the reference's
-    (seconds), and the program's time, its phases and its steps
-    together, against the reference's (with the goal's verdict): what a
-    run alone would take, its set-up shared with the ring's others."""
+    (seconds), and the program's time, its phases and its timed steps
+    together, against the reference's (with the goal's verdict), its
+    set-up and exit shared with the ring's others (see the top)."""
     got = {c: v for c, v in got.items() if v}
     n = sorted({len(v) for v in got.values()})
     print(f"{w}: lockstep, {'/'.join(map(str, n))} repetitions; each a ring of a bare run (the reference), "
@@ -498,13 +509,17 @@ def lockstep_table(w, got, goals, note=""):
             cells.append(f"{c} {o:.6g} against {b:.6g}: "
                          + ratios_cell(sorted(x[k + 1] / x[k] for x in v), goals.get(c), 4))
         row(m, cells)
-    if any(len(x) == 4 for v in got.values() for x in v):
+    timed = sum(len(x) > 4 for x in got["bare"])
+    if timed < len(got["bare"]):
+        # rings from before the phases were timed
+        if timed:
+            print(f"{w:9s} phases timed in {timed} of {len(got['bare'])} rings only: not shown")
         sys.stdout.flush()
-        return  # rings from before the phases were timed
+        return
     for j, m in enumerate(PHASES):
         k = 4 + 2 * j
         row(m, [f"{c} {statistics.median(x[k + 1] for x in v):.4g} against {statistics.median(x[k] for x in v):.4g}, "
-                "difference " + ratios_cell(sorted(x[k + 1] - x[k] for x in v), None, 4) for c, v in got.items()])
+                "difference " + diffs_cell(sorted(x[k + 1] - x[k] for x in v)) for c, v in got.items()])
     # the steps and the three phases: (reference's, its own)
     whole = {c: [(x[0] + x[4] + x[6] + x[8], x[1] + x[5] + x[7] + x[9]) for x in v] for c, v in got.items()}
     row("program_s", [f"{c} {statistics.median(o for _, o in v):.6g} against {statistics.median(b for b, _ in v):.6g}: "
