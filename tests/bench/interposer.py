@@ -402,6 +402,7 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
         cmd = [*cmd, "--step-times"]
     others = ["bare"] + [c for c in configs if c != "bare"]
     members = ["bare", *others]  # [0] the reference, [1] the control
+    names = ["reference", "control", *others[1:]]  # as the logs call them
     got = {c: [] for c in others}
     for rep in range(first_rep, first_rep + reps):
         order = list(range(len(members)))
@@ -410,7 +411,7 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
         t = {i: x for i, x in zip(order, t)}
         ph = {i: x for i, x in zip(order, ph)}
         bare = t[0]
-        turns = " ".join("reference" if i == 0 else "control" if i == 1 else members[i] for i in order)
+        turns = " ".join(names[i] for i in order)
         print(f"  steps_ms reference {' '.join(f'{x:.2f}' for x in bare)}", file=sys.stderr)
         for i, c in enumerate(others, 1):
             mine = t[i]
@@ -422,13 +423,12 @@ def lockstep(w, cmd, configs, reps, goals, out_dir, pin=None, first_rep=1):
                   f"{statistics.median(bare):.3f} ms against {statistics.median(mine):.3f} ms",
                   file=sys.stderr)
             # every step, for a look at where a configuration's time goes
-            print(f"  steps_ms {'control' if i == 1 else c} {' '.join(f'{x:.2f}' for x in mine)}",
+            print(f"  steps_ms {names[i]} {' '.join(f'{x:.2f}' for x in mine)}",
                   file=sys.stderr, flush=True)
         if all(ph.values()):
             # the other line lockstep_logs() reads back
             print(f"{w} lockstep repetition {rep} phases (start, set-up, exit s): " + ", ".join(
-                f"{'reference' if i == 0 else 'control' if i == 1 else members[i]} "
-                + " ".join(f"{ph[i][k]:.4f}" for k in PHASES) for i in range(len(members))),
+                f"{names[i]} " + " ".join(f"{ph[i][k]:.4f}" for k in PHASES) for i in range(len(members))),
                 file=sys.stderr, flush=True)
     lockstep_table(w, got, goals, f"; once set up, main threads on CPUs {sorted(pin[0])}, other threads on "
                    f"{sorted(pin[1])}" if pin else "")

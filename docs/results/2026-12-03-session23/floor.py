@@ -6,26 +6,21 @@ X s against R s, median step Y ms against S ms") and prints, for both
 metrics, the ratio A/B per ring (each against the same reference), its
 median and the sign test's interval for it (interposer.median_ci)."""
 import os
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../tests/bench"))
 import interposer  # noqa: E402
 
-LINE = re.compile(r"lockstep repetition (\d+) bare against (\S+) .*: steps ([0-9.]+) s against "
-                  r"([0-9.]+) s, median step ([0-9.]+) ms against ([0-9.]+) ms")
-
-
 def main():
     a, b, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
     rings = {}
     for path in logs:
         with open(path) as f:
-            for m in LINE.finditer(f.read()):
-                rep, cfg = int(m[1]), m[2]
+            for m in interposer.LOCKSTEP_LINE.finditer(f.read()):
+                rep, cfg = int(m[2]), m[3]
                 # the line gives the reference's, then the configuration's
-                rings.setdefault(rep, {})[cfg] = (float(m[4]), float(m[6]))
+                rings.setdefault(rep, {})[cfg] = (float(m[5]), float(m[7]))
     both = sorted(r for r, c in rings.items() if a in c and b in c)
     if not both:
         sys.exit(f"floor.py: no ring holds both {a} and {b}")
