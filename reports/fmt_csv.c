@@ -162,9 +162,10 @@ static int on_block(const struct nt_report_block *b, void *arg)
 	const struct bctx *c = arg;
 	const struct nt_report_launch *l = &c->r->launches[b->launch];
 
-	fprintf(c->f, "%d,%lld,%lld,%d,%lld,%lld,%lld,%lld,%d\n", l->trace, (long long)l->launch,
+	fprintf(c->f, "%d,%lld,%lld,%d,%lld,%lld,%lld,%lld,%d,%s\n", l->trace, (long long)l->launch,
 		(long long)b->block, b->sm, (long long)b->t_start_ns, (long long)b->t_end_ns,
-		(long long)(b->t_end_ns - b->t_start_ns), (long long)b->cycles, b->warps);
+		(long long)(b->t_end_ns - b->t_start_ns), (long long)b->cycles, b->warps,
+		nt_report_end_name(b->end));
 	return 0;
 }
 
@@ -172,7 +173,7 @@ static int blocks(FILE *f, const struct nt_report *r, struct nt_err *err)
 {
 	struct bctx c = { f, r };
 
-	fprintf(f, "trace,launch,block,sm,t_start_ns,t_end_ns,ns,cycles,warps\n");
+	fprintf(f, "trace,launch,block,sm,t_start_ns,t_end_ns,ns,cycles,warps,end\n");
 	return nt_report_foreach_block(r, 0, r->n_launches, on_block, &c, err);
 }
 

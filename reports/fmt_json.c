@@ -78,6 +78,11 @@ static void kernel(struct nt_json *j, const struct nt_report *r, int k)
 	dims(j, "block", e->block);
 	nt_json_kv_int(j, "launches", e->launches);
 	nt_json_kv_int(j, "blocks", e->blocks);
+	nt_json_kv_str(j, "block_times", nt_report_block_times(e));
+	nt_json_kv_int(j, "entry_only_launches", e->entry_launches);
+	nt_json_kv_int(j, "one_wave_entry_only_launches", e->ends_unknown);
+	nt_json_kv_int(j, "fit_blocks_inferred", e->fit_inferred);
+	nt_json_kv_int(j, "fit_blocks_censored", e->fit_censored);
 	nt_json_kv_double(j, "time_ns", e->time_ns);
 	nt_json_kv_int(j, "replayed", e->replayed);
 	nt_json_kv_int(j, "credible", e->credible);
@@ -131,6 +136,11 @@ static void launch(struct nt_json *j, const struct nt_report_launch *l)
 	nt_json_kv_bool(j, "credible", l->ok && fabs(l->r.error_pct) <= NT_REPORT_MAX_REPLAY_ERR);
 	nt_json_kv_bool(j, "replayed", l->ok);
 	nt_json_kv_str(j, "why", l->why[0] ? l->why : NULL);
+	nt_json_kv_bool(j, "entry_only", l->entry_only);
+	if (l->entry_only) {	/* how its blocks' ends were obtained (infer.h) */
+		nt_json_kv_int(j, "blocks_inferred", (int64_t)l->inferred.inferred);
+		nt_json_kv_int(j, "blocks_censored", (int64_t)l->inferred.censored);
+	}
 	if (!l->ok) {
 		nt_json_end_object(j);
 		return;
@@ -317,6 +327,8 @@ static int write_json(FILE *f, const struct nt_report *r, const struct nt_format
 	nt_json_kv_double(&j, "traced_credible_ns", r->traced_credible_ns);
 	nt_json_kv_int(&j, "probe_known", r->probe_known);
 	nt_json_kv_int(&j, "probe_unknown", r->probe_unknown);
+	nt_json_kv_int(&j, "entry_only_launches", r->entry_launches);
+	nt_json_kv_int(&j, "one_wave_entry_only_launches", r->ends_unknown);
 	nt_json_kv_int(&j, "probe_left_out", r->probe_left_out);
 	nt_json_kv_double(&j, "probe_left_out_ns", r->probe_left_out_ns);
 	nt_json_kv_int(&j, "collective_left_out", r->collective_left_out);

@@ -105,6 +105,10 @@ static int on_block(const struct nt_report_block *b, void *arg)
 	nt_json_int(c->j, b->cycles);
 	nt_json_key(c->j, "warps");
 	nt_json_int(c->j, b->warps);
+	if (b->end != NT_END_MEASURED) {	/* entry-only tracing (infer.h) */
+		nt_json_key(c->j, "end");
+		nt_json_str(c->j, nt_report_end_name(b->end));
+	}
 	nt_json_end_object(c->j);
 	nt_json_end_object(c->j);
 	return 0;

@@ -204,6 +204,10 @@ static void program(FILE *f, const struct nt_report *r)
 
 	fprintf(f, "\nprogram, over its traced launches: GPU time %.3f ms in %d launches\n",
 		r->time_ns / 1e6, r->replayed);
+	if (r->entry_launches)
+		fprintf(f, "  block times        inferred from starts (entry-only tracing) in %d launches; of them\n"
+			   "                     %d ran in one wave: their block times cannot be known, not replayed\n",
+			r->entry_launches, r->ends_unknown);
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
 		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
 		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed,
@@ -411,6 +415,14 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		if (k->credible < k->replayed)
 			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
 		fputc('\n', f);
+		if (k->entry_launches && k->ends_unknown >= k->entry_launches)
+			fprintf(f, "      block times unknown (entry-only tracing, every launch one wave: no SM "
+				"started a block after its first ones)\n");
+		else if (k->entry_launches)
+			fprintf(f, "      block times %s (entry-only tracing: a block ends where its SM starts a "
+				"later one): %lld blocks fitted, %lld censored (each SM's last) left out; %d of %d "
+				"launches in one wave, unknown\n", nt_report_block_times(k), (long long)k->fit_inferred,
+				(long long)k->fit_censored, k->ends_unknown, k->entry_launches);
 		if (k->fitted && k->fit.fitted) {
 			char why[512];
 

@@ -193,6 +193,7 @@ static int on_launch(const struct nt_trace_launch *l, const struct nt_trace_kern
 	d->device = l->device;
 	d->kernel = ki;
 	d->max_bps = l->max_blocks_per_sm;
+	d->entry_only = l->entry_only == 1;
 	d->graph = l->graph >= 0 && l->graph_launch >= 0 ? l->graph : -1;
 	d->graph_launch = d->graph >= 0 ? l->graph_launch : -1;
 	return 0;
@@ -332,10 +333,19 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	out->t_end_ns = d->t_end_ns;
 	out->graph = d->graph;
 	out->graph_launch = d->graph_launch;
+	out->max_bps = d->max_bps;
+	out->entry_only = d->entry_only;
 	if ((ret = nt_report_read_blocks(ts, d, bl, &err)) || !bl->n) {
 		if (ret > 0)
 			skip(&ts->r->traces[ts->trace], bl->why);
 		snprintf(out->why, sizeof(out->why), "%.191s", ret > 0 ? bl->why : ret ? err.msg : "no blocks");
+		goto out;
+	}
+	out->inferred = bl->inferred;
+	if (d->entry_only && !bl->inferred.inferred) {
+		k->ends_unknown++;
+		snprintf(out->why, sizeof(out->why), "entry-only blocks in one wave: no SM started a block "
+			 "after its first %d, so no block's end can be inferred", bl->slots);
 		goto out;
 	}
 	if (!(rb = nt_report_replay_blocks(bl))) {
@@ -679,6 +689,8 @@ static void program_sums(struct nt_report *r)
 
 		r->time_ns += e->time_ns;
 		r->replayed += e->replayed;
+		r->entry_launches += e->entry_launches;
+		r->ends_unknown += e->ends_unknown;
 		r->credible += e->credible;
 		r->blocks += e->blocks;
 		if (e->replay_err_max_pct > r->replay_err_max_pct)
@@ -847,6 +859,25 @@ void nt_report_free(struct nt_report *r)
 	free(r->kernels);
 	free(r->launches);
 	free(r);
+}
+
+const char *nt_report_end_name(int end)
+{
+	static const char *const names[] = {
+		[NT_END_MEASURED] = "measured", [NT_END_INFERRED] = "inferred",
+		[NT_END_CENSORED] = "censored", [NT_END_UNKNOWN] = "unknown",
+	};
+
+	return end >= 0 && end <= NT_END_UNKNOWN ? names[end] : "?";
+}
+
+const char *nt_report_block_times(const struct nt_report_kernel *k)
+{
+	if (!k->entry_launches)
+		return "measured";
+	if (k->entry_launches < k->launches)
+		return "mixed";
+	return k->ends_unknown >= k->launches ? "unknown" : "inferred";
 }
 
 int nt_report_launch_credible(const struct nt_report_launch *l)

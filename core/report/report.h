@@ -91,6 +91,7 @@
 #include "util/err.h"
 #include "map/map.h"
 #include "report/dispatch.h"
+#include "report/infer.h"
 #include "report/job.h"
 #include "report/replay.h"
 
@@ -203,6 +204,13 @@ struct nt_report_kernel {
 	int collective;		/* an NCCL collective (nt_report_is_collective) */
 	int launches;		/* traced launches */
 	int64_t blocks;
+	/* How its block times were obtained: entry_launches of its launches
+	 * had only their blocks' starts recorded (entry-only tracing), whose
+	 * ends are inferred (infer.h); ends_unknown of those ran in one wave,
+	 * where no end can be.  Of the blocks read for its fit, fit_inferred
+	 * had an inferred end and fit_censored were left out (censored). */
+	int entry_launches, ends_unknown;
+	int64_t fit_inferred, fit_censored;
 	double time_ns;		/* summed measured makespans of the replayed launches */
 	/* time_ns_credible and the figures below are native time where the
 	 * kernel has one (scaled, top of this file), else traced time. */
@@ -256,6 +264,9 @@ struct nt_report_launch {
 	int64_t blocks;		/* block records */
 	int64_t t_start_ns, t_end_ns;	/* GPU time of the launch; -1: unknown */
 	int slots;		/* occupancy used in the replay */
+	int32_t max_bps;	/* the trace's occupancy for it; -1: unknown */
+	int entry_only;		/* only its blocks' starts were recorded: ends inferred (infer.h) */
+	struct nt_infer_stats inferred;	/* ... how */
 	int slots_observed;	/* 1 when taken from the records, not the trace */
 	int ok;			/* replayed */
 	int64_t graph, graph_launch;	/* a CUDA graph kernel node's exec and launch of it; -1: none */
@@ -306,6 +317,9 @@ struct nt_report {
 	double replay_err_max_pct;
 	int64_t blocks;
 	int replayed, credible;
+	/* entry-only traced launches, and of them those in one wave, whose
+	 * block times cannot be known (infer.h): not replayed */
+	int entry_launches, ends_unknown;
 	/* The program's sums are over the credible launches of kernels that
 	 * are measurable; these are left out for the probe: */
 	int probe_left_out;		/* credible launches of kernels not measurable */
@@ -363,6 +377,7 @@ struct nt_report_block {
 	int32_t sm, warps;
 	int64_t t_start_ns, t_end_ns;	/* GPU time */
 	int64_t cycles;		/* the SM's clock, start to end */
+	int end;		/* how its end was obtained: enum nt_block_end (infer.h) */
 };
 
 /* The block records of r->launches[first .. first + n - 1], launch after
@@ -377,6 +392,13 @@ int nt_report_foreach_block(const struct nt_report *r, size_t first, size_t n,
 /* The launch was replayed within NT_REPORT_MAX_REPLAY_ERR: its
  * counterfactuals count. */
 int nt_report_launch_credible(const struct nt_report_launch *l);
+
+/* How kernel k's block times were obtained: "measured" (at each block's
+ * exit), "inferred" (entry-only tracing: from the next start on each SM,
+ * infer.h), "unknown" (entry-only, every launch one wave), or "mixed". */
+const char *nt_report_block_times(const struct nt_report_kernel *k);
+/* A block's end as a word: measured, inferred, censored, unknown. */
+const char *nt_report_end_name(int end);
 
 /* The verdict in words: "L2-sensitive", "no L2 effect detected", "not
  * measurable here", "varies with the SM, not with the map", "collective",

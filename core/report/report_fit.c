@@ -120,7 +120,15 @@ static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt
 	    nt_attrib_coresidency(bl->sm, bl->t0, bl->t1, bl->n, cores, ts->err))
 		goto out;
 	for (size_t i = 0; i < bl->n; i++) {
-		struct nt_attrib_block ab = { bl->sm[i], wave[i], cores[i], d->launch,
+		struct nt_attrib_block ab;
+
+		/* an end from the launch's other blocks says nothing of this one */
+		if (bl->how[i] != NT_END_MEASURED && bl->how[i] != NT_END_INFERRED) {
+			k->fit_censored++;
+			continue;
+		}
+		k->fit_inferred += bl->how[i] == NT_END_INFERRED;
+		ab = (struct nt_attrib_block){ bl->sm[i], wave[i], cores[i], d->launch,
 					      (double)(bl->t1[i] - bl->t0[i]), bl->cyc[i],
 					      (float)((double)i / (double)bl->n), order[bl->sm[i]] };
 
@@ -162,6 +170,7 @@ static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 		total[ts->ld[i].kernel - ts->k0] += ts->ld[i].blocks;
 		k->launches++;
 		k->blocks += ts->ld[i].blocks;
+		k->entry_launches += ts->ld[i].entry_only;
 	}
 	for (size_t i = 0; i < ts->n_ld; i++) {
 		int ki = ts->ld[i].kernel - ts->k0;

@@ -8,6 +8,7 @@
 #ifndef NT_REPORT_IMPL_H
 #define NT_REPORT_IMPL_H
 
+#include "report/infer.h"
 #include "report/report.h"
 #include "trace/trace.h"
 
@@ -21,6 +22,7 @@ struct ldesc {
 	int device, kernel;	/* kernel: index into the report's kernels */
 	int32_t max_bps;
 	int64_t graph, graph_launch;	/* a graph kernel node's: -1 when none */
+	int entry_only;		/* only its blocks' starts were recorded (infer.h) */
 };
 
 struct kernel_key;	/* report.c: the trace's kernels by key, a uthash table */
@@ -66,23 +68,36 @@ struct tstate {
  * count of the block's device. */
 int nt_report_device_ok(const struct nt_trace_device *d, char *why, size_t len);
 int nt_report_launch_ok(const struct nt_trace_launch *l, int listed, char *why, size_t len);
-int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, char *why, size_t len);
+int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, int entry_only, char *why, size_t len);
 
 /* report_blocks.c: one launch's block records, in block-id order.
  * nt_report_read_blocks() empties bl and reads launch d into it, every
  * row checked: 0; 1 with bl->why when a row is bad (the whole launch is
  * then left out); -1 with err set when the trace cannot be read or
- * memory runs out.  nt_report_replay_blocks(): bl as replay input, a new
- * array (NULL when out of memory). */
+ * memory runs out.  An entry-only launch's ends are inferred (infer.h)
+ * with its occupancy as the slots, or when that is not known the slots
+ * its starts show (nt_infer_slots): how[] says per block how its end was
+ * obtained (all NT_END_MEASURED otherwise).  nt_report_replay_blocks(): bl
+ * as replay input, a new array (NULL when out of memory). */
 struct nt_report_blocks {
 	size_t n, cap;
-	int32_t *sm;
+	int32_t *sm, *warps;
+	int64_t *id;		/* block ids */
 	int64_t *t0, *t1;
+	int64_t *c0, *c1;	/* the SM's clock at start and end */
 	double *cyc;
+	unsigned char *how;	/* enum nt_block_end */
+	struct nt_infer_stats inferred;	/* an entry-only launch's */
+	int entry_only;
+	int slots;		/* ... the slots per SM its ends were inferred with */
 	int n_sm;		/* the device's, for the row checks */
 	int oom;
 	char why[160];
 };
+/* ... the blocks of launch `launch` of trace t (device of n_sm SMs, the
+ * occupancy max_bps, entry_only as in its row) without a tstate. */
+int nt_report_read_launch_blocks(struct nt_trace *t, int64_t launch, int n_sm, int32_t max_bps, int entry_only,
+				 struct nt_report_blocks *bl, struct nt_err *err);
 int nt_report_read_blocks(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl,
 			  struct nt_err *err);
 struct nt_replay_block *nt_report_replay_blocks(const struct nt_report_blocks *bl);

@@ -58,7 +58,7 @@ int nt_report_launch_ok(const struct nt_trace_launch *l, int listed, char *why, 
 	return -1;
 }
 
-int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, char *why, size_t len)
+int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, int entry_only, char *why, size_t len)
 {
 	char *f;
 	size_t fl = rest(why, len, snprintf(why, len, "blocks row (launch %lld, block %lld): ",
@@ -66,6 +66,11 @@ int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, char *why, size
 
 	if (b->sm < 0 || b->sm >= n_sm)
 		snprintf(f, fl, "sm %d is not an SM of the device (0..%d)", b->sm, n_sm - 1);
+	else if (entry_only && (b->t_start_ns < 0 || b->c_start < 0))	/* its end is not known */
+		snprintf(f, fl, "t_start_ns %lld, c_start %lld is not a start", (long long)b->t_start_ns,
+			 (long long)b->c_start);
+	else if (entry_only)
+		return 0;
 	else if (b->t_start_ns < 0 || b->t_end_ns < b->t_start_ns)
 		snprintf(f, fl, "t_start_ns %lld, t_end_ns %lld is not a time span", (long long)b->t_start_ns,
 			 (long long)b->t_end_ns);

@@ -7,8 +7,8 @@
  * examples.  The file is ours when PRAGMA application_id is
  * NT_TRACE_APP_ID ('NTTR'); PRAGMA user_version is the schema version.
  *
- * Schema (version 2; trace_tables.def has every column and its kind and
- * the version that added it; version 1 traces read, with the newer
+ * Schema (version 3; trace_tables.def has every column and its kind and
+ * the version that added it; version 1 and 2 traces read, with the newer
  * columns unknown and the newer tables empty):
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT)    -- text values; keys:
@@ -26,9 +26,11 @@
  *   launches(launch PK = per-process launch sequence number, kernel,
  *       device, context, stream, grid_x/y/z, block_x/y/z, cluster_x/y/z,
  *       dyn_smem, max_blocks_per_sm, traced, blocks, t_start_ns, t_end_ns,
- *       correlation, graph, graph_node, graph_launch (2))
+ *       correlation, graph, graph_node, graph_launch (2), entry_only (3))
  *   blocks(launch, block, sm, t_start_ns, t_end_ns, c_start, c_end, warps,
  *       PRIMARY KEY(launch, block)) WITHOUT ROWID
+ *       -- a launch with entry_only 1 (entry-only tracing) has no ends:
+ *       t_end_ns and c_end are -1 and warps 0 in its rows
  *   drops(launch, kernel, reason, count)
  *   native(launch PK, kernel, device, grid_x/y/z, block_x/y/z, dyn_smem,
  *       ns) (2)   -- untraced launches timed with events
@@ -74,7 +76,7 @@
 #include <stdint.h>
 
 #define NT_TRACE_APP_ID 0x4E545452	/* 'NTTR' */
-#define NT_TRACE_SCHEMA 2
+#define NT_TRACE_SCHEMA 3
 #define NT_TRACE_FORMAT "nucatrace-trace"
 #define NT_TRACE_UNKNOWN (-1)
 
@@ -120,6 +122,11 @@ struct nt_trace_launch {
 	 * mode: numbers of the interposer's; kernels mode: CUPTI's ids) and
 	 * which launch of the graph exec (blocks mode); NT_TRACE_UNKNOWN */
 	int64_t graph, graph_node, graph_launch;
+	/* blocks mode: 1 when only its blocks' starts were recorded
+	 * (entry-only tracing: the report infers the ends), 0 when their
+	 * ends were too (both patch sites); NT_TRACE_UNKNOWN in older traces
+	 * and kernels mode (whose traced launches all have their ends) */
+	int32_t entry_only;
 };
 
 struct nt_trace_block {

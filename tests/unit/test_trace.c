@@ -104,7 +104,7 @@ static struct nt_trace_launch launch(int64_t id, int64_t kernel, int traced, int
 		.t_start_ns = id == 3 ? -1 : 1764461400000000000LL + id * 1000,
 		.t_end_ns = id == 3 ? -1 : 1764461400000000000LL + id * 1000 + 999,
 		.correlation = id == 2 ? -1 : id + 100, .graph = id == 1 ? 7 : -1, .graph_node = id == 1 ? 1LL << 40 : -1,
-		.graph_launch = id == 1 ? 12 : -1,
+		.graph_launch = id == 1 ? 12 : -1, .entry_only = id == 1 ? 1 : id == 2 ? 0 : -1,
 	};
 }
 
@@ -280,7 +280,7 @@ static void test_round_trip(void **state)
 
 	/* meta */
 	check_meta(t, "format", "nucatrace-trace");
-	check_meta(t, "version", "2");
+	check_meta(t, "version", "3");
 	check_meta(t, "tool_version", NT_VERSION);
 	check_meta(t, "backend", "blocks");
 	check_meta(t, "sampling", "first=8,every=1000");
@@ -401,7 +401,8 @@ static void test_schema_is_plain_sql(void **state)
 	/* finished: one plain file, no -wal or -shm needed beside it */
 	assert_false(side_file(path, "-wal"));
 	assert_int_equal(sql_int(path, "PRAGMA application_id"), 0x4E545452);
-	assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM launches WHERE entry_only IS NULL"), 1);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM blocks WHERE launch = 2"), 300);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM kernels WHERE registers IS NULL"), 1);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM launches WHERE t_start_ns IS NULL"), 1);
@@ -440,9 +441,16 @@ static int graph_launch_of_first(const struct nt_trace_launch *l, const struct n
 	return 1;
 }
 
-/* Schema 2 adds launches.graph_launch and the native table; a version 1
- * trace (every trace before it) still reads, with graph_launch unknown
- * and no native times. */
+static int entry_only_of_first(const struct nt_trace_launch *l, const struct nt_trace_kernel *k, void *arg)
+{
+	(void)k;
+	*(int64_t *)arg = l->entry_only;
+	return 1;
+}
+
+/* Schema 2 adds launches.graph_launch and the native table, schema 3
+ * launches.entry_only; a version 1 or 2 trace (every trace before them)
+ * still reads, with what is newer unknown and no native times. */
 static void test_versions(void **state)
 {
 	char *path = path_in(state, "v.sqlite");
@@ -459,6 +467,16 @@ static void test_versions(void **state)
 	assert_int_equal(seen[1].dyn_smem, 128);
 	assert_int_equal(seen[2].dyn_smem, -1);
 	assert_int_equal(seen[2].ns, 5001);
+	assert_int_equal(nt_trace_foreach_launch(t, graph_launch_of_first, &gl, &err), 1);
+	assert_int_equal(gl, 12);
+	assert_int_equal(nt_trace_foreach_launch(t, entry_only_of_first, &gl, &err), 1);
+	assert_int_equal(gl, 1);
+	nt_trace_close(t);
+	/* ... as schema 2 wrote it */
+	sql(path, "ALTER TABLE launches DROP COLUMN entry_only; PRAGMA user_version = 2");
+	t = open_ok(path);
+	assert_int_equal(nt_trace_foreach_launch(t, entry_only_of_first, &gl, &err), 1);
+	assert_int_equal(gl, NT_TRACE_UNKNOWN);
 	assert_int_equal(nt_trace_foreach_launch(t, graph_launch_of_first, &gl, &err), 1);
 	assert_int_equal(gl, 12);
 	nt_trace_close(t);
@@ -547,8 +565,8 @@ static void test_refuses_other_files(void **state)
 	open_refused(path, "meta format");
 	remove(path);
 	nt_map_free(sample_trace(path));
-	sql(path, "PRAGMA user_version = 3");
-	open_refused(path, "schema version 3");
+	sql(path, "PRAGMA user_version = 4");
+	open_refused(path, "schema version 4");
 	remove(path);
 	nt_map_free(sample_trace(path));
 	sql(path, "PRAGMA user_version = 0");
