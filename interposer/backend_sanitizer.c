@@ -105,6 +105,7 @@ static _Thread_local struct {
 	int launch;		/* a plain launch between begin and end */
 	int closing;		/* ... or graph launch, begun during a switch */
 	int native;		/* ... timed natively */
+	struct nt_san_hold *ended;	/* ... traced entry-only, its end to be marked */
 	CUstream stream;
 	int graph;		/* a graph launch between begin and end */
 	int graph_lock;		/* ... holding graph_lock: its nodes may trace */
@@ -438,7 +439,7 @@ static void before_launch(CUstream stream, int graph)
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	int switching = nt_inflight_close_wanted(&inflight) ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
-	    events = !graph && nt_san_native_needed();
+	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed());
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
@@ -450,8 +451,10 @@ static void before_launch(CUstream stream, int graph)
 	relax();
 	if (switching)
 		switch_before_launch(graph);
-	if (events)
+	if (events && nt_san_native_needed())
 		nt_san_native_prepare();
+	if (events && nt_san_fetch_needed())
+		nt_san_fetch_prepare();
 }
 
 /* The calls that make, change and destroy graph execs (san_execs.c):
@@ -675,26 +678,37 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	struct nt_san_hold *h;
 	const char *why;
 	uint32_t tag;
+	/* entry-only records of a plain launch stay on the device until an
+	 * event after it has passed (san_fetch.c); a graph node's go to the
+	 * host (its nodes have no end of their own to mark) */
+	CUevent done = NULL;
 
 	if (!blocks || blocks > UINT32_MAX)
 		return "grid larger than 2^32 blocks";
 	if ((why = patch(d->module)))
 		return why;
 	relax();	/* record buffers and node tables: allocations, copies, waits */
+	if (nt_san.cfg.entry_only && !tl.graph && tl.launch)
+		done = nt_san_fetch_event(d->context);
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
-			      l->grid[0], l->grid[1], !tl.graph || !tl.took, &why)))
+			      l->grid[0], l->grid[1], done, !tl.graph || !tl.took, &why)))
 		return why;
 	rec = nt_san_hold_records(h, &tag);
 	if ((why = set_data(d, nt_san_hold_desc(h)))) {
 		nt_san_release(h);
 		return why;
 	}
-	if (nt_collector_traced(seq, l, rec, (uint32_t)blocks, tag, nt_san_release, h)) {
+	if (nt_collector_traced(seq, l, rec, (uint32_t)blocks, tag, done ? nt_san_hold_fetch : NULL, nt_san_release,
+				h)) {
 		set_data(d, NULL);
 		nt_san_release(h);
 		return "collector stopping or out of memory";
+	}
+	if (done) {	/* marked at the launch's end: end_launch() */
+		tl.ended = h;
+		tl.stream = d->stream;
 	}
 	tl.took |= tl.graph;
 	nt_san_native_want(l, d->function);
@@ -719,7 +733,10 @@ static void end_launch(void)
 {
 	if (tl.native)
 		nt_san_native_end(tl.stream);
+	if (tl.ended)
+		nt_san_hold_ended(tl.ended, tl.stream);
 	tl.native = 0;
+	tl.ended = NULL;
 	if (!tl.launch)
 		return;
 	tl.launch = 0;
@@ -1084,6 +1101,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			nt_san_context_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_nodes_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_native_forget(((const struct nt_san_context_data *)data)->context);
+			nt_san_fetch_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_execs_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
@@ -1115,6 +1133,7 @@ static void child_reset(void)
 	nt_san_nodes_reset();
 	nt_san_modules_reset();
 	nt_san_native_reset();
+	nt_san_fetch_reset();
 	nt_san_dark_reset();
 	memset(&inflight, 0, sizeof(inflight));
 	memset(&tl, 0, sizeof(tl));

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "entryrec.h"
 #include "sink.h"
 #include "trace/sampling.h"
 #include "util/clock.h"
@@ -24,6 +25,7 @@ struct pending {
 	char *kernel;			/* owned copy of l.kernel */
 	const volatile struct nt_block_rec *rec;
 	uint32_t n, tag, done;		/* records known complete: rec[0..done) */
+	int (*fetch)(void *);		/* NULL: rec[] fills as the blocks run */
 	void (*release)(void *);
 	void *cookie;
 	struct pending *next;
@@ -440,7 +442,7 @@ void nt_collector_switched(int patch, double seconds)
 
 int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
-			void (*release)(void *cookie), void *cookie)
+			int (*fetch)(void *cookie), void (*release)(void *cookie), void *cookie)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
@@ -454,6 +456,7 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	p->rec = rec;
 	p->n = n;
 	p->tag = tag;
+	p->fetch = fetch;
 	p->release = release;
 	p->cookie = cookie;
 	if (!lock_running()) {
@@ -652,11 +655,29 @@ static void poll_natives(int force)
 	pthread_mutex_unlock(&col.lock);
 }
 
+/* 1 when p's records are where scan() reads them (fetched from the GPU
+ * if need be), 0 not yet, -1 never. */
+static int fetched(const struct pending *p)
+{
+	int f;
+
+	if (!p->fetch)
+		return 1;
+	nt_collector_driver_enter();
+	f = p->fetch(p->cookie);
+	nt_collector_driver_leave();
+	return f;
+}
+
 /* Advance p->done over the records the GPU has finished. */
 static int scan(struct pending *p)
 {
-	while (p->done < p->n && __atomic_load_n(&p->rec[p->done].tag, __ATOMIC_ACQUIRE) == p->tag)
-		p->done++;
+	if (col.cfg.entry_only)
+		while (p->done < p->n && nt_entry_complete((const volatile struct nt_entry_rec *)p->rec + p->done, p->tag))
+			p->done++;
+	else
+		while (p->done < p->n && __atomic_load_n(&p->rec[p->done].tag, __ATOMIC_ACQUIRE) == p->tag)
+			p->done++;
 	return p->done == p->n;
 }
 
@@ -678,7 +699,7 @@ static void finish(struct pending *p, const char *drop)
 static void drain_locked(void)
 {
 	struct pending *work, *keep = NULL, **keep_tail = &keep, *p, *next;
-	int finished = 0;
+	int finished = 0, f;
 	uint64_t abandon;
 
 	pthread_mutex_lock(&col.lock);
@@ -694,8 +715,14 @@ static void drain_locked(void)
 		if (abandon && p->l.context == abandon) {
 			finish(p, "context destroyed before the kernel finished");
 			finished++;
-		} else if (scan(p)) {
+		} else if ((f = fetched(p)) < 0) {
+			finish(p, "block records could not be copied from the GPU");
+			finished++;
+		} else if (f && scan(p)) {
 			finish(p, NULL);
+			finished++;
+		} else if (f && p->fetch) {
+			finish(p, "block records incomplete when the launch had ended");
 			finished++;
 		} else {
 			*keep_tail = p;

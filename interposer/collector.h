@@ -108,15 +108,19 @@ void nt_collector_module_loaded(double seconds);
  * was a launch begin or end); no lock, callable from any callback. */
 void nt_collector_callback_time(int launch, uint64_t n, uint64_t ns);
 
-/* A traced launch whose n records will appear in rec[] with tag.
- * release(cookie) is called (from the collector's thread) once the
- * records have been read, or the launch was abandoned.  Returns -1,
- * without calling release, when the collector cannot take it (stopping,
- * out of memory): the caller, which may hold its own lock, undoes its
- * set-up itself. */
+/* A traced launch whose n records will appear in rec[] with tag (full
+ * records, or entry-only ones with the setting, kernels/blockrec.h).
+ * With fetch, they appear only once fetch(cookie) returned 1 (0: not
+ * yet; -1: never, the launch is dropped), called on the collector's
+ * thread between nt_collector_driver_enter and leave; a record still
+ * incomplete then never will be.  release(cookie) is called (from the
+ * collector's thread) once the records have been read, or the launch was
+ * abandoned.  Returns -1, without calling release, when the collector
+ * cannot take it (stopping, out of memory): the caller, which may hold
+ * its own lock, undoes its set-up itself. */
 int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
-			void (*release)(void *cookie), void *cookie);
+			int (*fetch)(void *cookie), void (*release)(void *cookie), void *cookie);
 
 /* Wait until the collector has finished a pending launch (released its
  * records), at most timeout_s: for a backend out of record space.  0 when

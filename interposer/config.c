@@ -67,6 +67,14 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	snprintf(c->mode, sizeof(c->mode), "%s", v ? v : "auto");
 	v = value(get, "NUCATRACE_SAMPLE");
 	snprintf(c->sampling, sizeof(c->sampling), "%s", v ? v : NT_SAMPLING_DEFAULT);
+	if ((v = value(get, "NUCATRACE_BLOCKS")) && !strcmp(v, "entry")) {
+		c->entry_only = 1;
+	} else if (v && strcmp(v, "full")) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "NUCATRACE_BLOCKS='%.64s' is not full or entry; using full", v);
+		warn(msg);
+	}
 	c->output_dir = value(get, "NUCATRACE_OUTPUT_DIR");
 	c->output_pattern = value(get, "NUCATRACE_OUTPUT_PATTERN");
 	c->store = value(get, "NUCATRACE_STORE");

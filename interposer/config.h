@@ -7,6 +7,11 @@
  *                             Sanitizer library is, else kernels), blocks,
  *                             kernels, or off
  *   NUCATRACE_SAMPLE          sampling policy (trace/sampling.h)
+ *   NUCATRACE_BLOCKS          blocks mode: full (default: both patch
+ *                             sites, each block's start and end measured)
+ *                             or entry (the block-entry site alone: each
+ *                             block's SM and start; ends are inferred by
+ *                             the report, kernels/blockrec.h)
  *   NUCATRACE_OUTPUT_DIR      where trace files go (default: .)
  *   NUCATRACE_OUTPUT_PATTERN  file name pattern (trace/trace_name.h)
  *   NUCATRACE_STORE           map store to copy maps from
@@ -43,6 +48,7 @@
 struct nt_config {
 	char mode[16];		/* blocks | kernels | auto | off */
 	char sampling[512];	/* policy string, trace/sampling.h */
+	int entry_only;		/* NUCATRACE_BLOCKS=entry */
 	const char *output_dir, *output_pattern;	/* NULL: defaults */
 	const char *store;	/* map store, NULL: default */
 	uint32_t buffer_blocks;	/* first record buffer per context, in blocks */

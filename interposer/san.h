@@ -9,6 +9,8 @@
  *   san_buffers.c  per context, the record buffers (recpool.h) that
  *                  traced launches take and the collector gives back
  *   san_native.c   native timing of untraced launches with events
+ *   san_fetch.c    entry-only records kept on the device: the events that
+ *                  mark a launch's end, and the copies to the host
  *   san_nodes.c    CUDA graph nodes: a table per graph exec and kernel
  *                  from a node's grid id to its descriptor
  *   san_execs.c    the live graph execs and the modules they run, which
@@ -108,7 +110,16 @@ void nt_san_context_destroyed(CUcontext ctx);
  * (nt_san.lock not held).  The hold for nt_collector_traced(), or NULL
  * with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, int may_wait, const char **why);
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int may_wait,
+				const char **why);
+/* With an event `done` (entry-only tracing, san_fetch.c), the blocks
+ * write their records to the run's scratch on the device, copied to its
+ * host records once done has passed; the hold owns the event from then on
+ * (given back at release), and nt_san_hold_ended() records it on the
+ * launch's stream at its end. */
+void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream);
+/* The collector's fetch (collector.h) for a hold. */
+int nt_san_hold_fetch(void *hold);
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
@@ -161,6 +172,22 @@ void nt_san_native_prepare(void);
 void nt_san_native_forget(CUcontext ctx);
 /* A child after fork(). */
 void nt_san_native_reset(void);
+
+/* san_fetch.c: a pooled event of ctx to mark a traced launch's end (in
+ * its callbacks: none is made there; NULL when none is left, and the next
+ * launch's entry makes more, nt_san_fetch_prepare); given back on the
+ * collector's thread (ctx_dead: its context is gone, and the event with
+ * it).  nt_san_fetch_done: 1 when it has passed, 0 not yet, -1 failed.
+ * nt_san_fetch_copy: bytes from the device to the host on the context's
+ * own copy stream, waited for (the collector's thread): 0 or -1. */
+CUevent nt_san_fetch_event(CUcontext ctx);
+int nt_san_fetch_needed(void);
+void nt_san_fetch_prepare(void);
+void nt_san_fetch_give(CUcontext ctx, CUevent e, int ctx_dead);
+int nt_san_fetch_done(CUevent e);
+int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes);
+void nt_san_fetch_forget(CUcontext ctx);
+void nt_san_fetch_reset(void);
 
 /* san_execs.c: graph execs and the modules they run (nt_san.lock not
  * held, but for nt_san_exec_holds).  An exec is made (the graphs

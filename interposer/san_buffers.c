@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "collector.h"
+#include "gpu/cudrv.h"
 #include "recpool.h"
 #include "util/clock.h"
 
@@ -32,6 +33,11 @@ struct nt_san_hold {
 	struct ctx_buf *cb;
 	struct nt_recrun run;
 	unsigned tag;
+	/* entry-only records on the device (san_fetch.c): the event that
+	 * marks the launch's end; ended: 1 once it was recorded, -1 when it
+	 * could not be (atomic); fetched: copied to run.rec */
+	CUevent done;
+	int ended, fetched;
 };
 
 static struct ctx_buf *contexts;
@@ -144,11 +150,12 @@ void nt_san_context_destroyed(CUcontext ctx)
 }
 
 static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint64_t grid, uint32_t threads,
-		      uint32_t grid_x, uint32_t grid_y, unsigned tag)
+		      uint32_t grid_x, uint32_t grid_y, unsigned tag, int on_device)
 {
 	d->grid = grid;
 	d->scratch = run->scratch;
-	d->rec = run->rec;
+	/* entry-only records into the scratch, on the device (blockrec.h) */
+	d->rec = on_device ? (struct nt_block_rec *)run->scratch : run->rec;
 	d->threads = threads;
 	d->grid_x = grid_x;
 	d->grid_y = grid_y;
@@ -159,7 +166,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 }
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, int may_wait, const char **why)
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int may_wait,
+				const char **why)
 {
 	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
@@ -169,6 +177,7 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 
 	if (!h) {
 		*why = "out of memory";
+		nt_san_fetch_give(ctx, done, 0);
 		return NULL;
 	}
 	while ((st = take_run(ctx, stream, blocks, h)) == NT_RECPOOL_FULL) {
@@ -176,12 +185,14 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		if (!may_wait) {
 			*why = "record buffers full (held by earlier nodes of its graph launch, which run only "
 			       "once it is queued)";
+			nt_san_fetch_give(ctx, done, 0);
 			free(h);
 			return NULL;
 		}
 		if (left <= 0) {
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
 			nt_san_slow(nt_now_s() - t0);
+			nt_san_fetch_give(ctx, done, 0);
 			free(h);
 			return NULL;
 		}
@@ -198,13 +209,15 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		nt_warn("cannot allocate block record buffers; launches that need more are dropped");
 		*why = "cannot allocate block record buffers";
 	} else {
-		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag);
+		h->done = done;
+		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
 		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
 			return h;
 		*why = "cannot pass the record buffer to the launch";
 		nt_san_release(h);
 		return NULL;
 	}
+	nt_san_fetch_give(ctx, done, 0);
 	free(h);
 	return NULL;
 }
@@ -223,10 +236,44 @@ const void *nt_san_hold_desc(const struct nt_san_hold *h)
 void nt_san_release(void *hold)
 {
 	struct nt_san_hold *h = hold;
+	int dead;
 
 	pthread_mutex_lock(&nt_san.lock);
-	if (!h->cb->dead)
+	dead = h->cb->dead;
+	if (!dead)
 		nt_recpool_give(h->cb->pool, &h->run);
 	pthread_mutex_unlock(&nt_san.lock);
+	/* the collector's thread, or a launch's undo (whose event was just
+	 * taken from the pool, so the pool has room: never destroyed there) */
+	nt_san_fetch_give(h->cb->ctx, h->done, dead);
 	free(h);
+}
+
+void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream)
+{
+	const struct nt_cuda *c = nt_san_cuda();
+
+	__atomic_store_n(&h->ended, c && !c->cuEventRecord(h->done, stream) ? 1 : -1, __ATOMIC_RELEASE);
+}
+
+/* On the collector's thread: 1 once the records are in run.rec (at once
+ * when they were written there), 0 not yet, -1 never. */
+int nt_san_hold_fetch(void *hold)
+{
+	struct nt_san_hold *h = hold;
+	int ended = __atomic_load_n(&h->ended, __ATOMIC_ACQUIRE), done;
+
+	if (!h->done || h->fetched)
+		return 1;
+	if (!ended)
+		return 0;	/* an event never recorded reads as passed */
+	if (ended < 0 || h->cb->dead || (done = nt_san_fetch_done(h->done)) < 0)
+		return -1;
+	if (!done)
+		return 0;
+	if (nt_san_fetch_copy(h->cb->ctx, h->run.rec, h->run.scratch,
+			      (size_t)h->run.blocks * sizeof(struct nt_entry_rec)))
+		return -1;
+	h->fetched = 1;
+	return 1;
 }

@@ -271,7 +271,9 @@ int nt_san_patch(CUmodule mod, const char **why)
 	/* Every time: after an unpatch, a module patched again without them
 	 * ran no callback on the H200 (windows after the first recorded
 	 * nothing). */
-	if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
+	if (nt_san.cfg.entry_only)	/* the entry site alone (kernels/blockrec.h) */
+		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter_only");
+	else if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
 		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");
 	if (!r)
 		r = nt_san.sanitizerPatchModule(mod);

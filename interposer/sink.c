@@ -11,6 +11,7 @@
 #include <uthash.h>
 
 #include "devices.h"
+#include "entryrec.h"
 #include "kattrs.h"
 #include "summary.h"
 #include "trace/trace.h"
@@ -134,7 +135,9 @@ static int ensure_open(struct nt_sink *s)
 	if (nt_trace_path(s->path, sizeof(s->path), s->cfg.output_dir, s->cfg.output_pattern, &err) ||
 	    nt_trace_create(s->path, &s->t, &err) ||
 	    nt_trace_set_meta(s->t, "backend", s->backend, &err) ||
-	    nt_trace_set_meta(s->t, "sampling", s->sampling, &err)) {
+	    nt_trace_set_meta(s->t, "sampling", s->sampling, &err) ||
+	    (!strcmp(s->backend, "blocks") &&
+	     nt_trace_set_meta(s->t, "blocks", s->cfg.entry_only ? "entry" : "full", &err))) {
 		nt_warn("%s; no trace is written", err.msg);
 		nt_trace_close(s->t);
 		s->t = NULL;
@@ -278,16 +281,21 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		struct nt_trace_block *b = &s->blocks[i];
 
 		b->block = i;
-		b->sm = (int32_t)rec[i].smid;
-		b->warps = (int32_t)rec[i].warps;
-		b->t_start_ns = (int64_t)rec[i].t_start;
-		b->t_end_ns = (int64_t)rec[i].t_end;
-		b->c_start = (int64_t)rec[i].c_start;
-		b->c_end = (int64_t)rec[i].c_end;
+		if (s->cfg.entry_only) {
+			nt_entry_decode((const volatile struct nt_entry_rec *)rec + i, b);
+		} else {
+			b->sm = (int32_t)rec[i].smid;
+			b->warps = (int32_t)rec[i].warps;
+			b->t_start_ns = (int64_t)rec[i].t_start;
+			b->t_end_ns = (int64_t)rec[i].t_end;
+			b->c_start = (int64_t)rec[i].c_start;
+			b->c_end = (int64_t)rec[i].c_end;
+		}
 		if (b->t_start_ns < t0)
 			t0 = b->t_start_ns;
-		if (b->t_end_ns > t1)
-			t1 = b->t_end_ns;
+		/* entry-only: the summary's time runs to the last start */
+		if ((s->cfg.entry_only ? b->t_start_ns : b->t_end_ns) > t1)
+			t1 = s->cfg.entry_only ? b->t_start_ns : b->t_end_ns;
 	}
 	nt_devices_note(s->devices, s->t, l->device);
 	k = kernel_of(s, l->kernel, NULL);
@@ -298,8 +306,10 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 							    a.static_smem, l->dyn_smem);
 	tl.traced = 1;
 	tl.blocks = n;
+	tl.entry_only = s->cfg.entry_only;
 	tl.t_start_ns = n ? t0 : NT_TRACE_UNKNOWN;
-	tl.t_end_ns = n ? t1 : NT_TRACE_UNKNOWN;
+	/* entry-only: when the last block ended is not known */
+	tl.t_end_ns = n && !s->cfg.entry_only ? t1 : NT_TRACE_UNKNOWN;
 	w0 = nt_now_s();
 	if (nt_trace_add_launch(s->t, &tl, &err) || nt_trace_add_blocks(s->t, tl.launch, s->blocks, n, &err)) {
 		write_error(s, err.msg);
@@ -327,6 +337,7 @@ int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_recor
 	nt_devices_note(s->devices, s->t, r->l.device);
 	k = kernel_of(s, r->l.kernel, r);
 	launch_row(&r->l, seq, k, &tl);
+	tl.entry_only = NT_TRACE_UNKNOWN;
 	tl.dyn_smem = r->dyn_smem;
 	tl.max_blocks_per_sm = nt_devices_occupancy(s->devices, r->l.device, threads_of(&r->l), r->registers,
 						    r->static_smem, r->dyn_smem);

@@ -26,6 +26,9 @@ struct nt_blk_scratch {
 	unsigned int smid;
 	unsigned int pad;
 	unsigned long long t_start, c_start;
+	/* as large as an entry-only record (below), which a launch whose
+	 * records stay on the device writes here instead
+	 * (tests/unit/test_infer.c checks) */
 };
 
 struct nt_block_rec {
@@ -36,6 +39,32 @@ struct nt_block_rec {
 	unsigned int tag;			/* == the launch's tag when complete */
 	unsigned int pad;
 };
+
+/*
+ * Entry-only tracing (NUCATRACE_BLOCKS=entry): only the block-entry
+ * site is patched, so a block's record is written as it starts, by its
+ * thread 0, and holds no end.  It is written with no fence and no atomic,
+ * as two 16-byte stores: each 8-byte word carries the launch's tag in its
+ * upper half beside 32 bits of the record (the same trick as NCCL's LL
+ * protocol), so a word is either all old or all new, in any order the
+ * reader sees them: the record is complete when every word has the tag.
+ * The words: %globaltimer's low and high halves, %clock64's low half, and
+ * the SM (8 bits) under %clock64's bits 32..55 (2^56 cycles: over a year).
+ * The record of block i lies at (struct nt_entry_rec *)rec + i, where rec
+ * is the launch's descriptor's: the pinned host records (a graph node's
+ * launch), or its scratch in device memory, copied to the host records
+ * once the launch is done (a plain launch: interposer/san_buffers.c).
+ * Both buffers hold more than an entry-only record per block.
+ */
+enum { NT_ENTRY_T_LO, NT_ENTRY_T_HI, NT_ENTRY_C_LO, NT_ENTRY_SM_C_HI, NT_ENTRY_WORDS };
+
+struct nt_entry_rec {
+	unsigned long long w[NT_ENTRY_WORDS];
+};
+
+#define NT_ENTRY_WORD(tag, v) (((unsigned long long)(tag) << 32) | (unsigned int)(v))
+/* the fourth word's 32 bits */
+#define NT_ENTRY_SM_C(sm, c) (((unsigned int)(sm) << 24) | ((unsigned int)((c) >> 32) & 0xffffffu))
 
 struct nt_node_entry;
 

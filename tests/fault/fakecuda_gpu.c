@@ -189,6 +189,29 @@ CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 	return CUDA_SUCCESS;
 }
 
+/* Streams of the interposer's own (its copies of block records), made
+ * outside launches. */
+
+CUresult cuCtxSetCurrent(CUcontext c)
+{
+	(void)c;
+	return gpu() ? CUDA_SUCCESS : no();
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+	static long next = 0x7000;
+
+	(void)flags;
+	if (!gpu())
+		return no();
+	hangs_in_launch("cuStreamCreate");
+	if (fakecuda_unsafe("cuStreamCreate"))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	*s = (CUstream)(uintptr_t)__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
 /* Events by handle: the context generation they were made in, and when
  * they were last recorded (ns). */
 #define MAX_EVENTS 65536

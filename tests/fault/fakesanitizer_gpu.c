@@ -60,12 +60,15 @@
 
 #define MAX_IDS 4096
 #define MAX_EXEC_NODES 8	/* of an exec's nodes, those whose code is checked */
+#define ENTRY_ONLY 4	/* instr: the entry site runs nt_block_enter_only */
 
 static struct {
 	pthread_mutex_t lock;
 	nt_san_callback cb;
 	void *userdata;
-	unsigned char patched[MAX_IDS], instr[MAX_IDS];	/* by module id */
+	/* by module id; instr: 1 entry site, 2 exit site, ENTRY_ONLY the
+	 * entry-only callback at the entry site */
+	unsigned char patched[MAX_IDS], instr[MAX_IDS];
 	const void *fdata[MAX_IDS];			/* by function id */
 	unsigned launch_ids[MAX_IDS];			/* by graph exec id */
 	unsigned exec_gen[MAX_IDS];			/* ... execs made on the handle before */
@@ -225,11 +228,12 @@ nt_san_result sanitizerAddPatches(const void *image, CUcontext ctx)
 
 nt_san_result sanitizerPatchInstructions(nt_san_instruction id, CUmodule module, const char *callback)
 {
-	(void)callback;
 	if (!gpu())
 		return no();
 	pthread_mutex_lock(&g.lock);
 	g.instr[id_of(module)] |= id == NT_SAN_INSTRUCTION_BLOCK_ENTER ? 1 : 2;
+	if (callback && !strcmp(callback, "nt_block_enter_only"))
+		g.instr[id_of(module)] |= ENTRY_ONLY;
 	pthread_mutex_unlock(&g.lock);
 	return NT_SAN_SUCCESS;
 }
@@ -334,6 +338,29 @@ nt_san_result sanitizerMemcpyHostToDeviceAsync(void *dst, void *src, size_t coun
 	return NT_SAN_SUCCESS;
 }
 
+/* The interposer's copies of entry-only records (san_fetch.c): counted,
+ * said at exit. */
+static long d2h_copies, d2h_bytes;
+
+__attribute__((destructor)) static void copies_summary(void)
+{
+	if (d2h_copies)
+		fprintf(stderr, "fake gpu: %ld copies to the host, %ld bytes\n", d2h_copies, d2h_bytes);
+}
+
+nt_san_result sanitizerMemcpyDeviceToHost(void *dst, void *src, size_t count, nt_san_stream stream)
+{
+	(void)stream;
+	if (!gpu())
+		return no();
+	if (unsafe("sanitizerMemcpyDeviceToHost"))
+		return NT_SAN_ERROR_NOT_INITIALIZED;
+	memcpy(dst, src, count);
+	__atomic_add_fetch(&d2h_copies, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&d2h_bytes, (long)count, __ATOMIC_RELAXED);
+	return NT_SAN_SUCCESS;
+}
+
 nt_san_result sanitizerMemset(void *ptr, int value, size_t count, nt_san_stream stream)
 {
 	(void)stream;
@@ -375,7 +402,7 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 	run_children(mod, data, grid, threads);
 
 	pthread_mutex_lock(&g.lock);
-	if (!g.patched[mod] || g.instr[mod] != 3) {
+	if (!g.patched[mod] || (g.instr[mod] != 3 && g.instr[mod] != (1 | ENTRY_ONLY))) {
 		g.native_runs++;
 		pthread_mutex_unlock(&g.lock);
 		return;
@@ -392,6 +419,18 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 
 		if (b >= d->blocks || threads != d->threads) {
 			g.beyond++;
+			continue;
+		}
+		if (g.instr[mod] & ENTRY_ONLY) {	/* thread 0 at the block's start */
+			volatile struct nt_entry_rec *e = (volatile struct nt_entry_rec *)d->rec + b;
+			unsigned long long t = g.clock, c = g.clock * 2;
+
+			e->w[NT_ENTRY_SM_C_HI] = NT_ENTRY_WORD(d->tag, NT_ENTRY_SM_C((b * 7) % 132, c));
+			e->w[NT_ENTRY_C_LO] = NT_ENTRY_WORD(d->tag, c);
+			e->w[NT_ENTRY_T_HI] = NT_ENTRY_WORD(d->tag, t >> 32);
+			__atomic_store_n(&e->w[NT_ENTRY_T_LO], NT_ENTRY_WORD(d->tag, t), __ATOMIC_RELEASE);
+			g.clock += 1000 + (b % 7) * 10;
+			g.blocks++;
 			continue;
 		}
 		r = &d->rec[b];

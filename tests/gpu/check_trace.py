@@ -1,7 +1,9 @@
 """Invariants of a nucatrace trace file (tests/gpu): for every traced
 launch, exactly one record per block of the grid, SM ids below the SM
 count, start <= end, block times inside the launch span, warps as many as
-the block has.  Usage: check_trace.py TRACE [min_traced_launches] [--smem-may-be-unknown]."""
+the block has; an entry-only launch (launches.entry_only, NUCATRACE_BLOCKS=entry)
+has no end: its blocks' t_end_ns and c_end are -1 and warps 0, its own end is
+unknown and its start is its first block's.  Usage: check_trace.py TRACE [min_traced_launches] [--smem-may-be-unknown]."""
 import sqlite3
 import sys
 
@@ -13,16 +15,26 @@ db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 meta = dict(db.execute("select key, value from meta"))
 assert meta.get("format") == "nucatrace-trace", meta
 sms = dict(db.execute("select device, sm_count from devices"))
+cols = {r[1] for r in db.execute("pragma table_info(launches)")}
+entry_col = "entry_only" if "entry_only" in cols else "0"
 launches = db.execute(
-    "select launch, device, grid_x*grid_y*grid_z, block_x*block_y*block_z, blocks, t_start_ns, t_end_ns"
-    " from launches where traced = 1").fetchall()
+    "select launch, device, grid_x*grid_y*grid_z, block_x*block_y*block_z, blocks, t_start_ns, t_end_ns,"
+    f" coalesce({entry_col}, 0) from launches where traced = 1").fetchall()
 assert len(launches) >= want, f"{len(launches)} traced launches, want >= {want}"
 bad = 0
-for launch, dev, grid, threads, blocks, t0, t1 in launches:
-    rows = db.execute("select count(*), count(distinct block), min(block), max(block), max(sm),"
-                      " sum(t_start_ns > t_end_ns), min(t_start_ns), max(t_end_ns),"
-                      " sum(warps != ?) from blocks where launch = ?",
-                      ((threads + 31) // 32, launch)).fetchone()
+entry_launches = 0
+for launch, dev, grid, threads, blocks, t0, t1, entry in launches:
+    entry_launches += entry == 1
+    if entry == 1:  # no ends: each row's end -1, no warps seen
+        rows = db.execute("select count(*), count(distinct block), min(block), max(block), max(sm),"
+                          " sum(t_end_ns != -1 or c_end != -1 or t_start_ns < 0 or c_start < 0),"
+                          " min(t_start_ns), null, sum(warps != 0) from blocks where launch = ?",
+                          (launch,)).fetchone()
+    else:
+        rows = db.execute("select count(*), count(distinct block), min(block), max(block), max(sm),"
+                          " sum(t_start_ns > t_end_ns), min(t_start_ns), max(t_end_ns),"
+                          " sum(warps != ?) from blocks where launch = ?",
+                          ((threads + 31) // 32, launch)).fetchone()
     n, distinct, lo, hi, max_sm, backwards, first, last, warps_off = rows
     problems = []
     if not (n == distinct == grid == blocks and lo == 0 and hi == grid - 1):
@@ -51,6 +63,7 @@ attrs = db.execute("select count(*), sum(registers is not null) from kernels").f
 if attrs[0] and not attrs[1]:
     bad += 1
     print(f"no kernel has attributes from its cubin ({attrs[0]} kernels)")
-print(f"{path}: {len(launches)} traced launches, {bad} bad; backend {meta.get('backend')};"
+print(f"{path}: {len(launches)} traced launches ({entry_launches} entry-only), {bad} bad;"
+      f" backend {meta.get('backend')}, blocks {meta.get('blocks')};"
       f" {attrs[1]} of {attrs[0]} kernels with cubin attributes")
 sys.exit(1 if bad else 0)
