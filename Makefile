@@ -229,6 +229,22 @@ $(BUILD)/tests/gpu/stackdump.so: tests/gpu/stackdump.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
+# Why the block-exit patch site costs what it does (tests/gpu/sitecost.sh
+# runs them): an injection library that patches the entry and/or exit site
+# with callbacks of its own, those callbacks, and a program of PAPER.md's
+# table's kernels.  GPU machine only (the library is built against the
+# Sanitizer's own headers); make bench uses them (tests/bench/sites.py).
+.PHONY: sitecost
+sitecost: $(BUILD)/tests/gpu/sitecost.so $(BUILD)/tests/gpu/sitecost_patch.fatbin $(BUILD)/tests/gpu/sitecost
+$(BUILD)/tests/gpu/sitecost.so: tests/gpu/sitecost.c tests/gpu/sitecost.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/compute-sanitizer/include -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
+$(BUILD)/tests/gpu/sitecost_patch.fatbin: tests/gpu/sitecost_patch.cu tests/gpu/sitecost.h
+	@mkdir -p $(dir $@)
+	$(NVCC) --compile-as-tools-patch -fatbin -arch=sm_90 -o $@ $<
+# (the program itself: the GPU_PROGS pattern rule)
+$(BUILD)/tests/gpu/sitecost: tests/gpu/sitecost.h
+
 test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(BUILD)/tests/gpu/subcost.so \
 		$(BUILD)/tests/gpu/graphlog.so
 	@NUCATRACE=$(BUILD)/nucatrace tests/gpu/run.sh
@@ -242,8 +258,12 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(B
 # default's 3% on the GPU-paced loop 12-18 (2026-12-03-session23.md)
 LOCKSTEP_REPS ?= 5
 LOCKSTEP_PIN ?= $(shell [ "$$(nproc)" -ge 8 ] && echo 3:4-7)
-bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so bench-report
+bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so sitecost bench-report
 	@NUCATRACE=$(BUILD)/nucatrace tests/bench/calibrate.sh
+	@# what tracing costs a launch per patch site, beside the Compute Sanitizer's floors
+	@# (issue 31's goals: --blocks entry at most 2x the triad's native time, 2.5x an
+	@# empty 1,024-thread kernel's)
+	@BUILD=$(BUILD) python3 tests/bench/sites.py
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
 	@# the eager loop's goals, each run in turns with bare ones (host drift cancels),
 	@# host-bound (train-long) and paced by the GPU (train-gpu-long);
