@@ -678,9 +678,9 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	struct nt_san_hold *h;
 	const char *why;
 	uint32_t tag;
-	/* entry-only records of a plain launch stay on the device until an
-	 * event after it has passed (san_fetch.c); a graph node's go to the
-	 * host (its nodes have no end of their own to mark) */
+	/* a plain launch's records stay on the device until an event after
+	 * it has passed (san_fetch.c); a graph node's go to the host (its
+	 * nodes have no end of their own to mark) */
 	CUevent done = NULL;
 
 	if (!blocks || blocks > UINT32_MAX)
@@ -688,7 +688,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	if ((why = patch(d->module)))
 		return why;
 	relax();	/* record buffers and node tables: allocations, copies, waits */
-	if (nt_san.cfg.entry_only && !tl.graph && tl.launch)
+	if (!tl.graph && tl.launch)
 		done = nt_san_fetch_event(d->context);
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */

@@ -78,6 +78,7 @@ static void fill(struct nt_recpool *p, int k, uint32_t unit, uint32_t units, uin
 	run->blocks = blocks;
 	run->scratch = s->mem.scratch + first;
 	run->rec = s->mem.rec + first;
+	run->drec = s->mem.drec + first;
 	run->desc = s->mem.desc + unit;
 }
 

@@ -5,8 +5,8 @@
  * tests with malloc).
  *
  * Memory is in slabs.  A slab holds `slots` block slots, each a scratch
- * entry (device memory, kernels/blockrec.h) and a record (pinned host
- * memory), and one launch descriptor (device memory) per unit of
+ * entry (device memory, kernels/blockrec.h), a record (pinned host
+ * memory) and its device copy, and one launch descriptor (device memory) per unit of
  * NT_RECPOOL_UNIT slots.  A traced launch of n blocks takes a run of
  * ceil(n / NT_RECPOOL_UNIT) consecutive units of one slab and the
  * descriptor of the run's first unit, and gives them back once its
@@ -39,6 +39,9 @@
 struct nt_recslab_mem {
 	struct nt_blk_scratch *scratch;	/* [slots], zeroed */
 	struct nt_block_rec *rec;	/* [slots], zeroed */
+	/* [slots], device memory: the records of launches whose blocks
+	 * write them on the device, copied to rec[] once they are done */
+	struct nt_block_rec *drec;
 	struct nt_launch_desc *desc;	/* [slots / NT_RECPOOL_UNIT] */
 };
 
@@ -58,6 +61,7 @@ struct nt_recrun {
 	uint32_t blocks;
 	struct nt_blk_scratch *scratch;	/* [blocks] */
 	struct nt_block_rec *rec;	/* [blocks] */
+	struct nt_block_rec *drec;	/* [blocks] */
 	struct nt_launch_desc *desc;
 };
 

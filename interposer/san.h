@@ -112,11 +112,10 @@ void nt_san_context_destroyed(CUcontext ctx);
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int may_wait,
 				const char **why);
-/* With an event `done` (entry-only tracing, san_fetch.c), the blocks
- * write their records to the run's scratch on the device, copied to its
- * host records once done has passed; the hold owns the event from then on
- * (given back at release), and nt_san_hold_ended() records it on the
- * launch's stream at its end. */
+/* With an event `done` (san_fetch.c), the blocks write their records to
+ * the run's device copy, copied to its host records once done has
+ * passed; the hold owns the event from then on (given back at release),
+ * and nt_san_hold_ended() records it on the launch's stream at its end. */
 void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream);
 /* The collector's fetch (collector.h) for a hold. */
 int nt_san_hold_fetch(void *hold);

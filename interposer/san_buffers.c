@@ -1,8 +1,9 @@
 /*
  * Per CUDA context, the record buffers of traced launches (san.h): a
  * recpool of slabs whose scratch and descriptors are in device memory
- * and whose records are in pinned host memory, all from the sanitizer's
- * own allocator.  A launch that finds no room waits for the collector
+ * and whose records are in pinned host memory, with a copy of them on the
+ * device (a plain launch's blocks write there, san_fetch.c), all from the
+ * sanitizer's own allocator.  A launch that finds no room waits for the collector
  * to give runs back, up to NUCATRACE_WAIT seconds, rather than be
  * dropped: `--sample all` asks for every launch.
  */
@@ -49,6 +50,8 @@ static void slab_release(void *arg, struct nt_recslab_mem *m)
 
 	if (m->rec)
 		nt_san.sanitizerFreeHost(ctx, m->rec);
+	if (m->drec)
+		nt_san.sanitizerFree(ctx, m->drec);
 	if (m->scratch)
 		nt_san.sanitizerFree(ctx, m->scratch);
 	if (m->desc)
@@ -67,6 +70,7 @@ static int slab_alloc(CUcontext ctx, nt_san_stream stream, uint32_t slots, struc
 	memset(m, 0, sizeof(*m));
 	if (nt_san.sanitizerAlloc(ctx, (void **)&m->scratch, scratch) ||
 	    nt_san.sanitizerAllocHost(ctx, (void **)&m->rec, rec) ||
+	    nt_san.sanitizerAlloc(ctx, (void **)&m->drec, rec) ||
 	    nt_san.sanitizerAlloc(ctx, (void **)&m->desc, desc) ||
 	    nt_san.sanitizerMemset(m->scratch, 0, scratch, stream) ||
 	    nt_san.sanitizerStreamSynchronize(stream)) {
@@ -154,8 +158,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 {
 	d->grid = grid;
 	d->scratch = run->scratch;
-	/* entry-only records into the scratch, on the device (blockrec.h) */
-	d->rec = on_device ? (struct nt_block_rec *)run->scratch : run->rec;
+	d->rec = on_device ? run->drec : run->rec;
+	d->on_device = on_device;
 	d->threads = threads;
 	d->grid_x = grid_x;
 	d->grid_y = grid_y;
@@ -271,8 +275,8 @@ int nt_san_hold_fetch(void *hold)
 		return -1;
 	if (!done)
 		return 0;
-	if (nt_san_fetch_copy(h->cb->ctx, h->run.rec, h->run.scratch,
-			      (size_t)h->run.blocks * sizeof(struct nt_entry_rec)))
+	if (nt_san_fetch_copy(h->cb->ctx, h->run.rec, h->run.drec, (size_t)h->run.blocks *
+			      (nt_san.cfg.entry_only ? sizeof(struct nt_entry_rec) : sizeof(struct nt_block_rec))))
 		return -1;
 	h->fetched = 1;
 	return 1;

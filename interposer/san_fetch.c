@@ -1,12 +1,13 @@
 /*
- * Entry-only records kept on the device (san.h).  A plain launch traced
- * entry-only has its blocks write their records into its scratch, in
- * device memory (kernels/blockrec.h): a store to the GPU's own memory,
- * where one to pinned host memory crosses PCIe for every block (on the
- * H200 the triad ran at 3.5x its native time with the records written to
- * the host, against 1.07x for the entry site alone: session of
- * 2026-12-03, docs/results/2026-12-03-entry-site.md).  An event recorded
- * after the launch on its stream says when all of them are written; the
+ * Block records kept on the device (san.h).  A plain launch's blocks
+ * write their records into the run's device copy (kernels/blockrec.h):
+ * a store to the GPU's own memory, where one to pinned host memory
+ * crosses PCIe for every block, and the full record's exit needs no
+ * system-scope fence before its tag.  On the H200, entry-only tracing ran
+ * the triad at 3.5x its native time with the records written to the host,
+ * 1.35x with them on the device, against 1.07x for the entry site alone
+ * (docs/results/2026-12-03-entry-site.md).  An event recorded after the
+ * launch on its stream says when all of them are written; the
  * collector's thread then copies them to the launch's host records in one
  * go, on a stream of its own, and reads them there as usual.
  *
@@ -97,8 +98,8 @@ void nt_san_fetch_prepare(void)
 		int kept;
 
 		if (c->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) {
-			nt_warn("cannot make events to mark traced launches' ends; entry-only records go to "
-				"host memory (slower)");
+			nt_warn("cannot make events to mark traced launches' ends; block records go to host "
+				"memory (slower)");
 			__atomic_store_n(&off, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -199,8 +200,8 @@ int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes)
 		nt_san_unrelax(mode);
 out:
 	if (err && !__atomic_exchange_n(&off, 1, __ATOMIC_RELAXED))
-		nt_warn("cannot copy block records from the GPU (%s: error %d); entry-only records go to host "
-			"memory (slower)", what, err);
+		nt_warn("cannot copy block records from the GPU (%s: error %d); they go to host memory "
+			"(slower)", what, err);
 	return err ? -1 : 0;
 }
 

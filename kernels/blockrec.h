@@ -9,13 +9,17 @@
  *   - a struct nt_blk_scratch in device memory, zero before the launch:
  *     the first warp to enter counts itself and notes SM, %globaltimer
  *     and %clock64; every exiting warp adds its active threads;
- *   - a struct nt_block_rec in pinned host memory, written once by the
- *     last warp to leave, which then puts the scratch back to zero (so
- *     the buffer is ready for the next launch without a memset).
- * A record is complete when its tag equals the launch's tag (written
- * last, after a system-scope fence); the host never has to clear the
- * records, and a stale record from an earlier launch in the same slot
- * cannot pass for a new one.
+ *   - a struct nt_block_rec, written once by the last warp to leave,
+ *     which then puts the scratch back to zero (so the buffer is ready
+ *     for the next launch without a memset).  A plain launch's records
+ *     are in device memory (on_device), copied to the host once an event
+ *     after the launch has passed (interposer/san_buffers.c); a graph
+ *     node's, or a plain launch's that found no event, in pinned host
+ *     memory, read while the launch runs.
+ * A record is complete when its tag equals the launch's tag (in host
+ * memory written last, after a system-scope fence); the host never has to
+ * clear the records, and a stale record from an earlier launch in the
+ * same slot cannot pass for a new one.
  */
 #ifndef NT_BLOCKREC_H
 #define NT_BLOCKREC_H
@@ -26,9 +30,6 @@ struct nt_blk_scratch {
 	unsigned int smid;
 	unsigned int pad;
 	unsigned long long t_start, c_start;
-	/* as large as an entry-only record (below), which a launch whose
-	 * records stay on the device writes here instead
-	 * (tests/unit/test_infer.c checks) */
 };
 
 struct nt_block_rec {
@@ -51,10 +52,8 @@ struct nt_block_rec {
  * The words: %globaltimer's low and high halves, %clock64's low half, and
  * the SM (8 bits) under %clock64's bits 32..55 (2^56 cycles: over a year).
  * The record of block i lies at (struct nt_entry_rec *)rec + i, where rec
- * is the launch's descriptor's: the pinned host records (a graph node's
- * launch), or its scratch in device memory, copied to the host records
- * once the launch is done (a plain launch: interposer/san_buffers.c).
- * Both buffers hold more than an entry-only record per block.
+ * is the launch's descriptor's (either kind of records: an entry-only
+ * record is the smaller).
  */
 enum { NT_ENTRY_T_LO, NT_ENTRY_T_HI, NT_ENTRY_C_LO, NT_ENTRY_SM_C_HI, NT_ENTRY_WORDS };
 
@@ -80,6 +79,10 @@ struct nt_launch_desc {
 	/* With nodes: a graph node table's descriptor (below), 2^(64 -
 	 * node_shift) entries; the other fields are unused. */
 	unsigned int node_shift;
+	/* rec is in device memory, read by the host only once the launch is
+	 * done (an event after it): the exit writes it with no system-scope
+	 * fence.  0: pinned host memory, read while the launch runs. */
+	unsigned int on_device;
 	const struct nt_node_entry *nodes;
 	/* The %gridid of the launch it describes (a graph node's: the same
 	 * at every launch of its exec).  A grid with another one records

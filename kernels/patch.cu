@@ -88,11 +88,12 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	if (id >= d->blocks)
 		return 0;
 	s = &d->scratch[id];
-	// Our start note (if we were first) is visible before we count out.
-	__threadfence();
+	// Our start note (if we were first) is visible before we count out:
+	// the warps of one block share an SM, so the block's scope will do.
+	__threadfence_block();
 	if (atomicAdd((unsigned *)&s->threads_out, n) + n != d->threads)
 		return 0;
-	__threadfence();
+	__threadfence_block();
 	r = &d->rec[id];
 	r->t_end = gtime();
 	r->c_end = clock64();
@@ -102,7 +103,10 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	r->warps = s->warps_in;
 	s->warps_in = 0;
 	s->threads_out = 0;
-	__threadfence_system();
+	// In host memory the host reads while the launch runs: the tag last.
+	// On the device it is read once the launch is done.
+	if (!d->on_device)
+		__threadfence_system();
 	r->tag = d->tag;
 	return 0;
 }

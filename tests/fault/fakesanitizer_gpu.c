@@ -338,13 +338,13 @@ nt_san_result sanitizerMemcpyHostToDeviceAsync(void *dst, void *src, size_t coun
 	return NT_SAN_SUCCESS;
 }
 
-/* The interposer's copies of entry-only records (san_fetch.c): counted,
- * said at exit. */
+/* The interposer's copies of block records (san_fetch.c): counted, said
+ * at exit with FAKESANITIZER_SAY_COPIES. */
 static long d2h_copies, d2h_bytes;
 
 __attribute__((destructor)) static void copies_summary(void)
 {
-	if (d2h_copies)
+	if (d2h_copies && getenv("FAKESANITIZER_SAY_COPIES"))
 		fprintf(stderr, "fake gpu: %ld copies to the host, %ld bytes\n", d2h_copies, d2h_bytes);
 }
 

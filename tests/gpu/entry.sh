@@ -6,8 +6,10 @@
 #              bare, at the Compute Sanitizer's entry and both-site floors,
 #              and under nucatrace entry and full (make sitecost first)
 #   sitecost   tests/gpu/sitecost.sh: where the exit site's cost lies
-#   programs   our test programs under --blocks entry: output equal to an
-#              untraced run's, every block recorded (check_trace.py)
+#   programs   our test programs under --blocks entry ($MODE: full): output
+#              equal to an untraced run's, every block recorded (check_trace.py)
+#   graphs     PyTorch's captured training step, every launch traced both ways
+#   validate-sh  tests/gpu/validate.sh (the report's validation workloads)
 #   sitesval   the six kernels of sites traced both ways, compared as below
 #   validate   validate.cu's chase and fma traced both ways: per-SM block
 #              times inferred from starts against measured ones, and the
@@ -44,10 +46,10 @@ report() {
 programs() {
 	bad=0
 	for p in blocks drvapi coop graphs streams; do
-		d=$W/programs/$p
+		d=$W/programs-${MODE:-entry}/$p
 		mkdir -p "$d"
 		"$B/tests/gpu/$p" >"$d/plain.out" 2>&1 || { echo "$p: untraced run failed"; bad=1; continue; }
-		"$NT" run --no-calibrate --blocks entry --sample all --output-dir "$d" -- "$B/tests/gpu/$p" \
+		"$NT" run --no-calibrate --blocks "${MODE:-entry}" --sample all --output-dir "$d" -- "$B/tests/gpu/$p" \
 			>"$d/traced.out" 2>"$d/traced.err" || { echo "$p: traced run failed"; cat "$d/traced.err"; bad=1; }
 		if sort "$d/plain.out" | cmp -s - "$(sort "$d/traced.out" >"$d/t.sorted"; echo "$d/t.sorted")"; then
 			echo "$p: output equal"
@@ -60,6 +62,23 @@ programs() {
 		sqlite3 "$d"/*.sqlite "select '$p drops', reason, sum(count) from drops group by reason" 2>/dev/null
 	done
 	return $bad
+}
+
+# PyTorch's captured training step (CUDA graph replays), every launch
+# traced both ways: the losses of an untraced run, every block recorded
+graphs() {
+	python3 tests/gpu/progs/torch_train.py --graphs --steps 20 >"$W/graphs-bare.out" 2>&1 || return 1
+	for m in full entry; do
+		d=$W/graphs-$m
+		rm -rf "$d" && mkdir -p "$d"
+		"$NT" run --no-calibrate --blocks "$m" --sample all --output-dir "$d" -- \
+			python3 tests/gpu/progs/torch_train.py --graphs --steps 20 >"$d/traced.out" 2>"$d/traced.err" ||
+			{ cat "$d/traced.err"; return 1; }
+		head -n 4 "$d/traced.err"
+		grep ' loss ' "$W/graphs-bare.out" | cmp -s - "$(grep ' loss ' "$d/traced.out" >"$d/losses"; echo "$d/losses")" &&
+			echo "$m: losses equal to the untraced run's" || echo "$m: losses DIFFER"
+		python3 tests/gpu/check_trace.py "$d"/*.sqlite 1 --smem-may-be-unknown || return 1
+	done
 }
 
 # PAPER.md's six kernels (tests/gpu/progs/sitecost.cu: multi-wave empty and
@@ -118,12 +137,14 @@ for s in "$@"; do
 	case $s in
 	sites) step sites 300 env BUILD="$B" python3 tests/bench/sites.py --reps 3 ;;
 	sitecost) TAIL=80 step sitecost 240 sh tests/gpu/sitecost.sh "$B" "$W/sitecost" ;;
-	programs | sitesval | validate | torch)	# a function, under timeout: this script again
+	programs | graphs | sitesval | validate | torch)	# a function, under timeout: this script again
 		lim=180
 		[ "$s" = torch ] && lim=400
 		TAIL=120 step "$s" "$lim" sh "$0" "$W" ".$s" ;;
 	.programs) programs; exit $? ;;
 	.sitesval) sitesval; exit $? ;;
+	.graphs) graphs; exit $? ;;
+	validate-sh) TAIL=30 step validate-sh 300 env BUILD="$B" sh tests/gpu/validate.sh "$W/validate-sh" ;;
 	.validate) validate; exit $? ;;
 	.torch) torch; exit $? ;;
 	*) echo "unknown step $s" >&2; exit 2 ;;

@@ -26,6 +26,7 @@ static int fake_alloc(void *arg, uint32_t slots, struct nt_recslab_mem *m)
 	}
 	m->scratch = calloc(slots, sizeof(*m->scratch));
 	m->rec = calloc(slots, sizeof(*m->rec));
+	m->drec = calloc(slots, sizeof(*m->drec));
 	m->desc = calloc(slots / NT_RECPOOL_UNIT, sizeof(*m->desc));
 	log->allocs++;
 	return 0;
@@ -38,6 +39,7 @@ static void fake_release(void *arg, struct nt_recslab_mem *m)
 	log->releases++;
 	free(m->scratch);
 	free(m->rec);
+	free(m->drec);
 	free(m->desc);
 }
 
@@ -87,6 +89,7 @@ static void stamp(const struct nt_recrun *r, unsigned v)
 	for (uint32_t i = 0; i < r->blocks; i++) {
 		assert_int_equal(r->rec[i].tag, 0);
 		r->rec[i].tag = v;
+		r->drec[i].tag = v;
 		r->scratch[i].pad = v;
 	}
 	r->desc->tag = v;
@@ -97,6 +100,7 @@ static void unstamp(const struct nt_recrun *r, unsigned v)
 	for (uint32_t i = 0; i < r->blocks; i++) {
 		assert_int_equal(r->rec[i].tag, v);
 		assert_int_equal(r->scratch[i].pad, v);
+		assert_int_equal(r->drec[i].tag, v);
 		r->rec[i].tag = 0;
 		r->scratch[i].pad = 0;
 	}
