@@ -30,6 +30,18 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* a + b for a, b >= 0, at most INT64_MAX (a trace's times are input) */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* b - a, or 0 when b comes first (both >= 0) */
+static int64_t gap(int64_t a, int64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 /* The median of v[0..n) (sorted in place); n > 0. */
 static int64_t median(int64_t *v, size_t n)
 {
@@ -115,7 +127,7 @@ int nt_infer_ends(size_t n, const int32_t *sm, const int64_t *t0, const int64_t 
 		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
 			;
 		for (size_t k = i; k + (size_t)slots < j; k++) {
-			dt[n_all] = t0[idx[k + slots]] - t0[idx[k]];
+			dt[n_all] = gap(t0[idx[k]], t0[idx[k + slots]]);
 			n_all++;
 		}
 	}
@@ -126,7 +138,7 @@ int nt_infer_ends(size_t n, const int32_t *sm, const int64_t *t0, const int64_t 
 		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
 			;
 		for (size_t k = i; k + (size_t)slots < j; k++)
-			dc[n_all++] = c0[idx[k + slots]] - c0[idx[k]];
+			dc[n_all++] = gap(c0[idx[k]], c0[idx[k + slots]]);
 	}
 	if (n_all)
 		all_c = median(dc, n_all);
@@ -140,8 +152,10 @@ int nt_infer_ends(size_t n, const int32_t *sm, const int64_t *t0, const int64_t 
 		for (size_t k = i; k + (size_t)slots < j; k++) {
 			size_t a = idx[k], b = idx[k + slots];
 
-			t1[a] = t0[b];
-			c1[a] = c0[b];
+			/* a trace whose timer disagrees with the SM's clock (hostile
+			 * input) gets no negative block */
+			t1[a] = t0[a] + gap(t0[a], t0[b]);
+			c1[a] = c0[a] + gap(c0[a], c0[b]);
 			how[a] = NT_END_INFERRED;
 			dt[m] = t1[a] - t0[a];
 			dc[m++] = c1[a] - c0[a];
@@ -156,8 +170,8 @@ int nt_infer_ends(size_t n, const int32_t *sm, const int64_t *t0, const int64_t 
 			size_t a = idx[k];
 
 			how[a] = med_t >= 0 ? NT_END_CENSORED : NT_END_UNKNOWN;
-			t1[a] = t0[a] + (med_t >= 0 ? med_t : 0);
-			c1[a] = c0[a] + (med_c >= 0 ? med_c : 0);
+			t1[a] = add_sat(t0[a], med_t >= 0 ? med_t : 0);
+			c1[a] = add_sat(c0[a], med_c >= 0 ? med_c : 0);
 			if (med_t >= 0)
 				st->censored++;
 			else

@@ -165,6 +165,27 @@ static void test_clock_order(void **state)
 	assert_int_equal(c1[0], 40 + 10);
 }
 
+/* A trace is input: a timer that runs against the SM's clock, or times
+ * near the top of int64_t, give no negative block and no overflow. */
+static void test_hostile(void **state)
+{
+	int32_t sm[4] = { 0, 0, 0, 0 };
+	int64_t t0[4] = { 900, 100, 50, INT64_MAX - 5 }, c0[4] = { 1, 2, 3, INT64_MAX - 1 }, t1[4], c1[4];
+	unsigned char how[4];
+	struct nt_infer_stats st;
+	struct nt_err err;
+
+	(void)state;
+	assert_int_equal(nt_infer_ends(4, sm, t0, c0, 1, 1, t1, c1, how, &st, &err), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_true(t1[i] >= t0[i]);
+		assert_true(c1[i] >= c0[i]);
+	}
+	assert_int_equal(t1[0], 900);	/* its successor's timer is earlier: 0 ns */
+	assert_int_equal(how[3], NT_END_CENSORED);
+	assert_int_equal(c1[3], INT64_MAX);	/* saturated */
+}
+
 static void test_bad(void **state)
 {
 	int32_t sm[2] = { 0, 9 };
@@ -225,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_little),
 		cmocka_unit_test(test_one_wave),
 		cmocka_unit_test(test_clock_order),
+		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_entry_record),
 	};
