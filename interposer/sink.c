@@ -539,7 +539,9 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 			write_error(s, err.msg);
 	}
 	if (f && (s->t || s->n_dropped)) {
-		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling, .run = run, .traced = s->n_traced,
+		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling,
+					  .entry_only = s->cfg.entry_only && !strcmp(s->backend, "blocks"),
+					  .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
 					  .native = s->n_native, .write_s = s->write_s,
 					  .missing_maps = nt_devices_missing_maps(s->devices),

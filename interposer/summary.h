@@ -20,6 +20,7 @@ struct nt_summary_drop {
 
 struct nt_summary {
 	const char *backend, *sampling;
+	int entry_only;			/* blocks mode, --blocks entry: no block ends */
 	const struct nt_run_counts *run;
 	uint64_t traced, blocks, dropped, native;
 	double write_s;			/* in SQLite for the traced launches */

@@ -161,6 +161,11 @@ static void test_top_kernels(void **state)
 	assert_null(strstr(out, "kkk"));
 	assert_line(out, "   80.0%       4.000 ms       2 launches  _Z1bv");
 	free(out);
+	/* entry-only tracing has no block ends: the time is its starts' span */
+	s.entry_only = 1;
+	out = print(&s);
+	assert_line(out, "nucatrace: top kernels by traced GPU time (entry-only: first block start to last):");
+	free(out);
 }
 
 /* Where the trace went, and what was missing. */
