@@ -105,7 +105,7 @@ static _Thread_local struct {
 	int launch;		/* a plain launch between begin and end */
 	int closing;		/* ... or graph launch, begun during a switch */
 	int native;		/* ... timed natively */
-	struct nt_san_hold *ended;	/* ... traced entry-only, its end to be marked */
+	struct nt_san_hold *ended;	/* ... traced, records on the device: its end to be marked */
 	CUstream stream;
 	int graph;		/* a graph launch between begin and end */
 	int graph_lock;		/* ... holding graph_lock: its nodes may trace */
@@ -707,6 +707,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 		return "collector stopping or out of memory";
 	}
 	if (done) {	/* marked at the launch's end: end_launch() */
+		nt_san_hold_await_end(h);
 		tl.ended = h;
 		tl.stream = d->stream;
 	}

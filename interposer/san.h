@@ -114,8 +114,11 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 				const char **why);
 /* With an event `done` (san_fetch.c), the blocks write their records to
  * the run's device copy, copied to its host records once done has
- * passed; the hold owns the event from then on (given back at release),
- * and nt_san_hold_ended() records it on the launch's stream at its end. */
+ * passed; the hold owns the event from then on (given back at release).
+ * Once the launch is the collector's, nt_san_hold_await_end(); at the
+ * launch's end nt_san_hold_ended() records the event on its stream (and
+ * frees the hold if it was released meanwhile). */
+void nt_san_hold_await_end(struct nt_san_hold *h);
 void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream);
 /* The collector's fetch (collector.h) for a hold. */
 int nt_san_hold_fetch(void *hold);

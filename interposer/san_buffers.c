@@ -34,12 +34,19 @@ struct nt_san_hold {
 	struct ctx_buf *cb;
 	struct nt_recrun run;
 	unsigned tag;
-	/* entry-only records on the device (san_fetch.c): the event that
-	 * marks the launch's end; ended: 1 once it was recorded, -1 when it
-	 * could not be (atomic); fetched: copied to run.rec */
+	/* records on the device (san_fetch.c): the event that marks the
+	 * launch's end; ended (atomic): END_* below; fetched: copied to
+	 * run.rec */
 	CUevent done;
 	int ended, fetched;
 };
+
+/* A hold's end: the launch is not yet handed to the collector, its end
+ * is awaited (the launch's thread marks it), was marked, could not be, or
+ * the hold was released before its end came (the launch's thread, which
+ * still holds it, frees it then: the collector gives up on launches at
+ * exit, and a context may go with a launch of another thread in flight). */
+enum { END_UNCOMMITTED = -2, END_FAILED = -1, END_AWAITED = 0, END_MARKED = 1, END_ORPHANED = 2 };
 
 static struct ctx_buf *contexts;
 static unsigned last_tag;
@@ -214,6 +221,7 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		*why = "cannot allocate block record buffers";
 	} else {
 		h->done = done;
+		h->ended = done ? END_UNCOMMITTED : END_MARKED;
 		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
 		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
 			return h;
@@ -240,24 +248,39 @@ const void *nt_san_hold_desc(const struct nt_san_hold *h)
 void nt_san_release(void *hold)
 {
 	struct nt_san_hold *h = hold;
-	int dead;
+	int dead, awaited = END_AWAITED;
 
 	pthread_mutex_lock(&nt_san.lock);
 	dead = h->cb->dead;
 	if (!dead)
 		nt_recpool_give(h->cb->pool, &h->run);
 	pthread_mutex_unlock(&nt_san.lock);
-	/* the collector's thread, or a launch's undo (whose event was just
-	 * taken from the pool, so the pool has room: never destroyed there) */
+	/* its end not marked yet: nt_san_hold_ended() frees it */
+	if (__atomic_compare_exchange_n(&h->ended, &awaited, END_ORPHANED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
 	nt_san_fetch_give(h->cb->ctx, h->done, dead);
 	free(h);
+}
+
+void nt_san_hold_await_end(struct nt_san_hold *h)
+{
+	__atomic_store_n(&h->ended, END_AWAITED, __ATOMIC_RELEASE);
 }
 
 void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream)
 {
 	const struct nt_cuda *c = nt_san_cuda();
+	int awaited = END_AWAITED, marked = c && !c->cuEventRecord(h->done, stream) ? END_MARKED : END_FAILED;
+	int dead;
 
-	__atomic_store_n(&h->ended, c && !c->cuEventRecord(h->done, stream) ? 1 : -1, __ATOMIC_RELEASE);
+	if (__atomic_compare_exchange_n(&h->ended, &awaited, marked, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	/* released meanwhile (END_ORPHANED) */
+	pthread_mutex_lock(&nt_san.lock);
+	dead = h->cb->dead;
+	pthread_mutex_unlock(&nt_san.lock);
+	nt_san_fetch_give(h->cb->ctx, h->done, dead);
+	free(h);
 }
 
 /* On the collector's thread: 1 once the records are in run.rec (at once
@@ -265,13 +288,16 @@ void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream)
 int nt_san_hold_fetch(void *hold)
 {
 	struct nt_san_hold *h = hold;
-	int ended = __atomic_load_n(&h->ended, __ATOMIC_ACQUIRE), done;
+	int ended = __atomic_load_n(&h->ended, __ATOMIC_ACQUIRE), done, dead;
 
 	if (!h->done || h->fetched)
 		return 1;
-	if (!ended)
+	if (ended == END_UNCOMMITTED || ended == END_AWAITED)
 		return 0;	/* an event never recorded reads as passed */
-	if (ended < 0 || h->cb->dead || (done = nt_san_fetch_done(h->done)) < 0)
+	pthread_mutex_lock(&nt_san.lock);
+	dead = h->cb->dead;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (ended != END_MARKED || dead || (done = nt_san_fetch_done(h->done)) < 0)
 		return -1;
 	if (!done)
 		return 0;
