@@ -239,9 +239,9 @@ sitecost: $(BUILD)/tests/gpu/sitecost.so $(BUILD)/tests/gpu/sitecost_patch.fatbi
 $(BUILD)/tests/gpu/sitecost.so: tests/gpu/sitecost.c tests/gpu/sitecost.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/compute-sanitizer/include -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
-$(BUILD)/tests/gpu/sitecost_patch.fatbin: tests/gpu/sitecost_patch.cu tests/gpu/sitecost.h
+$(BUILD)/tests/gpu/sitecost_patch.fatbin: tests/gpu/sitecost_patch.cu tests/gpu/sitecost.h kernels/sreg.cuh
 	@mkdir -p $(dir $@)
-	$(NVCC) --compile-as-tools-patch -fatbin -arch=sm_90 -o $@ $<
+	$(NVCC) --compile-as-tools-patch -fatbin -arch=sm_90 -I. -o $@ $<
 # (the program itself: the GPU_PROGS pattern rule)
 $(BUILD)/tests/gpu/sitecost: tests/gpu/sitecost.h
 

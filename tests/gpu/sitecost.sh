@@ -148,7 +148,7 @@ main() {
 
 	note "== build"
 	build "$PATCH" tests/gpu/sitecost_patch.cu tests/gpu/sitecost.h -- \
-		"$NVCC" --compile-as-tools-patch -fatbin -arch=sm_90 -o "$PATCH" tests/gpu/sitecost_patch.cu
+		"$NVCC" --compile-as-tools-patch -fatbin -arch=sm_90 -I. -o "$PATCH" tests/gpu/sitecost_patch.cu
 	build "$PROG" tests/gpu/progs/sitecost.cu tests/gpu/sitecost.h -- \
 		"$NVCC" -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o "$PROG" tests/gpu/progs/sitecost.cu
 	build "$SO" tests/gpu/sitecost.c tests/gpu/sitecost.h -- \

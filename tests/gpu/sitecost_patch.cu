@@ -2,7 +2,7 @@
 // patched at every block's entry and exit by tests/gpu/sitecost.c.  Built
 // as a tools patch:
 //
-//   nvcc --compile-as-tools-patch -fatbin -arch=sm_90 -o sitecost_patch.fatbin sitecost_patch.cu
+//   nvcc --compile-as-tools-patch -fatbin -arch=sm_90 -I. -o sitecost_patch.fatbin tests/gpu/sitecost_patch.cu
 //
 // The callbacks run in every active thread of a warp that reaches the
 // site.  *_empty return at once: what the sites cost with nothing done.
@@ -11,6 +11,7 @@
 // documents as exiting the whole warp at once: whether the cost of the
 // exit site lies after our callback returns.
 #include "sitecost.h"
+#include "kernels/sreg.cuh"	// smid(), gtime()
 
 typedef unsigned long long u64;
 
@@ -39,25 +40,11 @@ __device__ __forceinline__ unsigned lane_id(void)
 	return l;
 }
 
-__device__ __forceinline__ unsigned sm_id(void)
-{
-	unsigned s;
-	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-	return s;
-}
-
 __device__ __forceinline__ u64 grid_id(void)
 {
 	u64 g;
 	asm volatile("mov.u64 %0, %%gridid;" : "=l"(g));
 	return g;
-}
-
-__device__ __forceinline__ u64 gtime(void)
-{
-	u64 t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
 }
 
 __device__ __forceinline__ void note(void *userdata, u64 pc, unsigned kind)
@@ -87,7 +74,7 @@ __device__ __forceinline__ void note(void *userdata, u64 pc, unsigned kind)
 	r.mask = mask;
 	r.pc = (unsigned)pc;
 	r.warp = (unsigned short)((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32);
-	r.smid = (unsigned short)sm_id();
+	r.smid = (unsigned short)smid();
 	r.kind = (unsigned char)kind;
 	b->recs[i] = r;
 }
