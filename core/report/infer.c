@@ -49,34 +49,58 @@ static int64_t median(int64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
-int nt_infer_slots(size_t n, const int32_t *sm, const int64_t *c0, int n_sm, int most, struct nt_err *err)
+/* The blocks' indices by SM, in the order of each SM's clock (a new
+ * array), or NULL with err set (an SM out of range, out of memory); n > 0. */
+static size_t *in_sm_order(size_t n, const int32_t *sm, const int64_t *c0, int n_sm, struct nt_err *err)
 {
-	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), i, j;
-	int64_t *k = malloc((n ? n : 1) * sizeof(*k));
-	size_t used = 0;
-	int slots = 1;
+	size_t *idx = malloc(n * sizeof(*idx));
 
-	if (!idx || !k) {
-		free(idx);
-		free(k);
-		return nt_err_set(err, "out of memory");
+	if (!idx) {
+		nt_err_set(err, "out of memory");
+		return NULL;
 	}
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (sm[i] < 0 || sm[i] >= n_sm) {
+			nt_err_set(err, "entry-only blocks: block %zu on SM %d of %d", i, sm[i], n_sm);
 			free(idx);
-			free(k);
-			return nt_err_set(err, "entry-only blocks: block %zu on SM %d of %d", i, sm[i], n_sm);
+			return NULL;
 		}
 		idx[i] = i;
 	}
 	by = (struct ord){ sm, c0 };
 	qsort(idx, n, sizeof(*idx), cmp_start);
+	return idx;
+}
+
+/* The end of the run of idx[i..] on one SM. */
+static size_t sm_run(const size_t *idx, size_t n, size_t i, const int32_t *sm)
+{
+	size_t j = i;
+
+	while (j < n && sm[idx[j]] == sm[idx[i]])
+		j++;
+	return j;
+}
+
+int nt_infer_slots(size_t n, const int32_t *sm, const int64_t *c0, int n_sm, int most, struct nt_err *err)
+{
+	size_t *idx, i, j, used = 0;
+	int64_t *k;
+	int slots = 1;
+
+	if (!n)
+		return 1;
+	if (!(idx = in_sm_order(n, sm, c0, n_sm, err)))
+		return -1;
+	if (!(k = malloc(n * sizeof(*k)))) {
+		free(idx);
+		return nt_err_set(err, "out of memory");
+	}
 	for (i = 0; i < n; i = j) {
 		int64_t widest = -1;
 		size_t at = 0;
 
-		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
-			;
+		j = sm_run(idx, n, i, sm);
 		if (j - i < 2)
 			continue;
 		for (size_t q = i; q + 1 < j && q - i < (size_t)most; q++)
@@ -106,49 +130,32 @@ int nt_infer_ends(size_t n, const int32_t *sm, const int64_t *t0, const int64_t 
 		return nt_err_set(err, "entry-only blocks: %d slots on %d SMs", slots, n_sm);
 	if (!n)
 		return 0;
-	idx = malloc(n * sizeof(*idx));
+	if (!(idx = in_sm_order(n, sm, c0, n_sm, err)))
+		return -1;
 	dt = malloc(n * sizeof(*dt));
 	dc = malloc(n * sizeof(*dc));
-	if (!idx || !dt || !dc) {
+	if (!dt || !dc) {
 		nt_err_set(err, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		if (sm[i] < 0 || sm[i] >= n_sm) {
-			nt_err_set(err, "entry-only blocks: block %zu on SM %d of %d", i, sm[i], n_sm);
-			goto out;
-		}
-		idx[i] = i;
-	}
-	by = (struct ord){ sm, c0 };
-	qsort(idx, n, sizeof(*idx), cmp_start);
 	/* the launch's inferred block times, for SMs that have none */
 	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
-			;
-		for (size_t k = i; k + (size_t)slots < j; k++) {
+		j = sm_run(idx, n, i, sm);
+		for (size_t k = i; k + (size_t)slots < j; k++, n_all++) {
 			dt[n_all] = gap(t0[idx[k]], t0[idx[k + slots]]);
-			n_all++;
+			dc[n_all] = gap(c0[idx[k]], c0[idx[k + slots]]);
 		}
 	}
-	if (n_all)
+	if (n_all) {
 		all_t = median(dt, n_all);
-	n_all = 0;
-	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
-			;
-		for (size_t k = i; k + (size_t)slots < j; k++)
-			dc[n_all++] = gap(c0[idx[k]], c0[idx[k + slots]]);
-	}
-	if (n_all)
 		all_c = median(dc, n_all);
+	}
 	for (i = 0; i < n; i = j) {
 		size_t m = 0;
 		int64_t med_t = all_t, med_c = all_c;
 
 		st->sms++;
-		for (j = i; j < n && sm[idx[j]] == sm[idx[i]]; j++)
-			;
+		j = sm_run(idx, n, i, sm);
 		for (size_t k = i; k + (size_t)slots < j; k++) {
 			size_t a = idx[k], b = idx[k + slots];
 

@@ -165,6 +165,24 @@ static void test_clock_order(void **state)
 	assert_int_equal(c1[0], 40 + 10);
 }
 
+/* No occupancy in the trace: the slots from the starts alone, the first
+ * wave's burst closed by the widest early gap on each SM. */
+static void test_slots_from_starts(void **state)
+{
+	static struct sched s;
+	struct nt_err err;
+
+	(void)state;
+	schedule(&s, 600, 4, 3, by_sm, 20);
+	assert_int_equal(nt_infer_slots(s.n, s.sm, s.c0, 4, NT_INFER_MAX_SLOTS, &err), 3);
+	schedule(&s, 600, 4, 7, varied, 20);
+	assert_int_equal(nt_infer_slots(s.n, s.sm, s.c0, 4, NT_INFER_MAX_SLOTS, &err), 7);
+	assert_int_equal(nt_infer_slots(0, s.sm, s.c0, 4, NT_INFER_MAX_SLOTS, &err), 1);
+	s.sm[5] = 4;
+	assert_int_equal(nt_infer_slots(s.n, s.sm, s.c0, 4, NT_INFER_MAX_SLOTS, &err), -1);
+	assert_non_null(strstr(err.msg, "SM 4"));
+}
+
 /* A trace is input: a timer that runs against the SM's clock, or times
  * near the top of int64_t, give no negative block and no overflow. */
 static void test_hostile(void **state)
@@ -246,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_little),
 		cmocka_unit_test(test_one_wave),
 		cmocka_unit_test(test_clock_order),
+		cmocka_unit_test(test_slots_from_starts),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_entry_record),
