@@ -9,8 +9,8 @@
  *   san_buffers.c  per context, the record buffers (recpool.h) that
  *                  traced launches take and the collector gives back
  *   san_native.c   native timing of untraced launches with events
- *   san_fetch.c    entry-only records kept on the device: the events that
- *                  mark a launch's end, and the copies to the host
+ *   san_fetch.c    plain launches' records kept on the device: the events
+ *                  that mark a launch's end, and the copies to the host
  *   san_nodes.c    CUDA graph nodes: a table per graph exec and kernel
  *                  from a node's grid id to its descriptor
  *   san_execs.c    the live graph execs and the modules they run, which
