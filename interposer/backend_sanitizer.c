@@ -250,16 +250,6 @@ static int64_t id_of(struct graph_id **table, const void *handle)
 	return id;
 }
 
-static int module_patched(CUmodule mod)
-{
-	int p;
-
-	pthread_mutex_lock(&nt_san.lock);
-	p = nt_san_module_patched(mod);
-	pthread_mutex_unlock(&nt_san.lock);
-	return p;
-}
-
 static int any_patched(void)
 {
 	int p;
@@ -342,16 +332,17 @@ static void try_close(void)
 static const char LATER[] =
 	"its module is instrumented before a later launch (modules are patched outside launches)";
 
-static const char *patch(CUmodule mod)
+static const char *patch(CUmodule mod, int *entry_only)
 {
-	const char *why;
+	const char *why = NULL;
 
-	if (module_patched(mod))
-		return NULL;
 	pthread_mutex_lock(&nt_san.lock);
-	why = tl.graph ? nt_san_unpatchable(mod) : nt_san_want(mod);
+	if (nt_san_module_patched(mod))
+		*entry_only = nt_san_module_entry_only(mod);	/* how its records come */
+	else if (!(why = tl.graph ? nt_san_unpatchable(mod) : nt_san_want(mod)))
+		why = tl.graph ? NT_SAN_HELD : LATER;
 	pthread_mutex_unlock(&nt_san.lock);
-	return why ? why : tl.graph ? NT_SAN_HELD : LATER;
+	return why;
 }
 
 /* A traced launch dropped with why: when its module is patched before
@@ -594,6 +585,7 @@ static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_inf
 	l->cluster[2] = d->clusterDim_z;
 	l->dyn_smem = pending_dyn_smem;
 	l->graph = l->graph_node = l->graph_launch = -1;
+	l->entry_only = 0;
 	pending_dyn_smem = -1;
 }
 
@@ -674,6 +666,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 			 const char *(*set_data)(const struct nt_san_launch_data *d, const void *desc))
 {
 	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+	struct nt_launch_info lt = *l;	/* ... with how its records come */
 	const volatile struct nt_block_rec *rec;
 	struct nt_san_hold *h;
 	const char *why;
@@ -685,7 +678,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 
 	if (!blocks || blocks > UINT32_MAX)
 		return "grid larger than 2^32 blocks";
-	if ((why = patch(d->module)))
+	if ((why = patch(d->module, &lt.entry_only)))
 		return why;
 	relax();	/* record buffers and node tables: allocations, copies, waits */
 	if (!tl.graph && tl.launch)
@@ -693,14 +686,14 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
-			      l->grid[0], l->grid[1], done, !tl.graph || !tl.took, &why)))
+			      l->grid[0], l->grid[1], done, lt.entry_only, !tl.graph || !tl.took, &why)))
 		return why;
 	rec = nt_san_hold_records(h, &tag);
 	if ((why = set_data(d, nt_san_hold_desc(h)))) {
 		nt_san_release(h);
 		return why;
 	}
-	if (nt_collector_traced(seq, l, rec, (uint32_t)blocks, tag, done ? nt_san_hold_fetch : NULL, nt_san_release,
+	if (nt_collector_traced(seq, &lt, rec, (uint32_t)blocks, tag, done ? nt_san_hold_fetch : NULL, nt_san_release,
 				h)) {
 		set_data(d, NULL);
 		nt_san_release(h);

@@ -21,7 +21,7 @@
 #include "util/outfile.h"
 
 static const char usage[] =
-	"nucatrace run [--mode blocks|kernels|auto|off] [--blocks full|entry] [--sample POLICY]\n"
+	"nucatrace run [--mode blocks|kernels|auto|off] [--blocks mixed|full|entry] [--sample POLICY]\n"
 	"       [--output-dir DIR] [--output PATTERN] [--store PATH] [--no-calibrate]\n"
 	"       [--buffer-blocks N] [--count-all] [--quiet] [--] PROGRAM [ARGS...]";
 
@@ -34,11 +34,13 @@ static const char help[] =
 	"                     kernels: one record per launch, every launch (CUPTI,\n"
 	"                     lowest overhead); auto (default): blocks where the\n"
 	"                     sanitizer library is, else kernels; off: run untraced\n"
-	"  --blocks B         blocks mode: full (default) patches each block's entry and\n"
-	"                     exit: its start and end are measured; entry patches the\n"
-	"                     entry alone (about 0.1 us a block against about 5 us for\n"
-	"                     the exit): its SM and start are measured, its end\n"
-	"                     inferred by the report from its SM's next start\n"
+	"  --blocks B         blocks mode: full patches each block's entry and exit:\n"
+	"                     its start and end are measured; entry patches the entry\n"
+	"                     alone (about 0.1 us a block against about 5 us for the\n"
+	"                     exit): its SM and start are measured, its end inferred\n"
+	"                     by the report from its SM's next start (not in a launch\n"
+	"                     of one wave); mixed (default): the first half of each\n"
+	"                     window= window entry, the second full (all: full)\n"
 	"  --sample POLICY    blocks mode: which launches to trace, in which windows,\n"
 	"                     e.g. all, first=8,every=1000, match=*gemm*, max=100,\n"
 	"                     window=1000,skip=1000,budget=1 (the default: 1,000\n"
@@ -198,8 +200,8 @@ int cmd_run(int argc, char **argv)
 			mode = optarg;
 			break;
 		case 'B':
-			if (strcmp(optarg, "full") && strcmp(optarg, "entry"))
-				usage_error(usage, "--blocks: '%s' is not full or entry", optarg);
+			if (strcmp(optarg, "mixed") && strcmp(optarg, "full") && strcmp(optarg, "entry"))
+				usage_error(usage, "--blocks: '%s' is not mixed, full or entry", optarg);
 			setenv_or_die("NUCATRACE_BLOCKS", optarg);
 			break;
 		case 's':	/* refused now, not at the first traced launch */

@@ -58,6 +58,8 @@ static struct {
 	uint64_t seq;			/* atomic: launches so far */
 	int exhausted;			/* atomic: the policy traces nothing more */
 	int open;			/* atomic: a window is open (its last decision) */
+	int entry_phase;		/* atomic: modules patched now get the entry site alone */
+	int phases;			/* of a window (nt_sampling_phases) */
 	int final_drain;		/* exit reads the records (col.lock) */
 	struct pending *head, **tail;
 	struct krec *kheap;		/* newest first */
@@ -288,6 +290,19 @@ static char *demangled_for_policy(const char *kernel)
 	return nt_sampling_needs_demangled(col.sampling, kernel) ? nt_demangle(kernel) : NULL;
 }
 
+/* Whether the window's phase (or the next one's) traces block entry
+ * only (config.h's blocks modes); lock held. */
+static int entry_phase(void)
+{
+	return col.cfg.blocks == NT_BLOCKS_ENTRY ||
+	       (col.cfg.blocks == NT_BLOCKS_MIXED && col.phases > 1 && !nt_sampling_phase(col.sampling));
+}
+
+int nt_collector_entry_phase(void)
+{
+	return __atomic_load_n(&col.entry_phase, __ATOMIC_RELAXED);
+}
+
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
 	char *dm = NULL;
@@ -301,6 +316,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 		if (flags & NT_SAMPLE_TRACE)
 			nt_sampling_blocks(col.sampling, grid_blocks(l));
 		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
+		__atomic_store_n(&col.entry_phase, entry_phase(), __ATOMIC_RELAXED);
 		if (nt_sampling_exhausted(col.sampling))
 			__atomic_store_n(&col.exhausted, 1, __ATOMIC_RELAXED);
 	}
@@ -672,7 +688,7 @@ static int fetched(const struct pending *p)
 /* Advance p->done over the records the GPU has finished. */
 static int scan(struct pending *p)
 {
-	if (col.cfg.entry_only)
+	if (p->l.entry_only)
 		while (p->done < p->n && nt_entry_complete((const volatile struct nt_entry_rec *)p->rec + p->done, p->tag))
 			p->done++;
 	else
@@ -936,6 +952,9 @@ int nt_collector_start(const struct nt_config *cfg, const char *backend, struct 
 	if (nt_sampling_parse(cfg->sampling, &col.sampling, err))
 		return -1;
 	col.exhausted = nt_sampling_exhausted(col.sampling);
+	col.phases = cfg->blocks == NT_BLOCKS_MIXED && !strcmp(backend, "blocks") ?
+		     nt_sampling_phases(col.sampling, 2) : 1;
+	col.entry_phase = entry_phase();
 	snprintf(col.backend, sizeof(col.backend), "%s", backend);
 	col.sink = nt_sink_new(cfg, backend, nt_sampling_string(col.sampling), err);
 	if (!col.sink) {

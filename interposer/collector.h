@@ -78,6 +78,10 @@ void nt_collector_retry(const struct nt_launch_info *l);
 void nt_collector_window_done(void);
 /* 1 while the sampling policy has a window open. */
 int nt_collector_window_open(void);
+/* 1 when a module patched now gets the block entry site alone (the
+ * blocks mode, and in mixed mode the window's phase: config.h), as of
+ * the last launch sampled. */
+int nt_collector_entry_phase(void);
 
 /* Launch callbacks off between windows (the blocks backend): when the
  * sampling policy next needs to see launches (nt_sampling_next_open: a

@@ -57,6 +57,11 @@ static void seconds(const char *(*get)(const char *), void (*warn)(const char *)
 	*out = s;
 }
 
+const char *nt_blocks_mode_name(int mode)
+{
+	return mode == NT_BLOCKS_ENTRY ? "entry" : mode == NT_BLOCKS_FULL ? "full" : "mixed";
+}
+
 void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 		    void (*warn)(const char *msg))
 {
@@ -67,12 +72,15 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	snprintf(c->mode, sizeof(c->mode), "%s", v ? v : "auto");
 	v = value(get, "NUCATRACE_SAMPLE");
 	snprintf(c->sampling, sizeof(c->sampling), "%s", v ? v : NT_SAMPLING_DEFAULT);
+	c->blocks = NT_BLOCKS_MIXED;
 	if ((v = value(get, "NUCATRACE_BLOCKS")) && !strcmp(v, "entry")) {
-		c->entry_only = 1;
-	} else if (v && strcmp(v, "full")) {
+		c->blocks = NT_BLOCKS_ENTRY;
+	} else if (v && !strcmp(v, "full")) {
+		c->blocks = NT_BLOCKS_FULL;
+	} else if (v && strcmp(v, "mixed")) {
 		char msg[256];
 
-		snprintf(msg, sizeof(msg), "NUCATRACE_BLOCKS='%.64s' is not full or entry; using full", v);
+		snprintf(msg, sizeof(msg), "NUCATRACE_BLOCKS='%.64s' is not mixed, full or entry; using mixed", v);
 		warn(msg);
 	}
 	c->output_dir = value(get, "NUCATRACE_OUTPUT_DIR");

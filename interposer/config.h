@@ -45,10 +45,22 @@
 #define NT_CONFIG_EXIT_WAIT_S 2.0
 #define NT_CONFIG_GRAPH_TABLES_MIB 64
 
+/* Blocks mode: which patch sites a traced launch's module gets
+ * (docs/interposer.md, "Entry-only tracing").  FULL: entry and exit,
+ * every block's start and end measured.  ENTRY: entry only, ends
+ * inferred by the report (core/report/infer.h), about 0.1 us a block
+ * instead of 5.  MIXED (the default): each window= window's first half
+ * entry only, its second half full (trace/sampling.h's phases), so a
+ * kernel launched in both has inferred block times where it runs in
+ * several waves and measured ones where it runs in one; a policy
+ * without window= traces full. */
+enum nt_blocks_mode { NT_BLOCKS_FULL, NT_BLOCKS_ENTRY, NT_BLOCKS_MIXED };
+const char *nt_blocks_mode_name(int mode);
+
 struct nt_config {
 	char mode[16];		/* blocks | kernels | auto | off */
 	char sampling[512];	/* policy string, trace/sampling.h */
-	int entry_only;		/* NUCATRACE_BLOCKS=entry */
+	int blocks;		/* NUCATRACE_BLOCKS: enum nt_blocks_mode */
 	const char *output_dir, *output_pattern;	/* NULL: defaults */
 	const char *store;	/* map store, NULL: default */
 	uint32_t buffer_blocks;	/* first record buffer per context, in blocks */

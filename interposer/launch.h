@@ -20,6 +20,9 @@ struct nt_launch_info {
 	 * mode numbers graphs and nodes itself, in order of first sight;
 	 * kernels mode gives CUPTI's ids and no graph launch. */
 	int64_t graph, graph_node, graph_launch;
+	/* Blocks mode, a traced launch: its module had the block entry
+	 * site alone, so its records hold starts only (kernels/blockrec.h). */
+	int entry_only;
 };
 
 /* One finished launch as the kernels backend (CUPTI) reports it. */

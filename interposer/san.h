@@ -79,6 +79,9 @@ void nt_san_context_patches(CUcontext ctx);
 void nt_san_context_forget(CUcontext ctx);
 void nt_san_module_unloading(CUmodule mod);
 int nt_san_module_patched(CUmodule mod);
+/* 1 when mod is patched with the block entry site alone (the blocks
+ * mode's phase when it was patched: nt_collector_entry_phase). */
+int nt_san_module_entry_only(CUmodule mod);
 int nt_san_any_patched(void);
 /* Patch mod (nt_san.lock not held; in its module callback, or at a
  * launch's entry into the driver with no launch in flight, never in a
@@ -110,8 +113,8 @@ void nt_san_context_destroyed(CUcontext ctx);
  * (nt_san.lock not held).  The hold for nt_collector_traced(), or NULL
  * with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int may_wait,
-				const char **why);
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
+				int may_wait, const char **why);
 /* With an event `done` (san_fetch.c), the blocks write their records to
  * the run's device copy, copied to its host records once done has
  * passed; the hold owns the event from then on (given back at release).

@@ -39,6 +39,7 @@ struct nt_san_hold {
 	 * run.rec */
 	CUevent done;
 	int ended, fetched;
+	int entry_only;		/* its records are struct nt_entry_rec */
 };
 
 /* A hold's end: the launch is not yet handed to the collector, its end
@@ -177,8 +178,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 }
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
-				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int may_wait,
-				const char **why)
+				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
+				int may_wait, const char **why)
 {
 	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
@@ -222,6 +223,7 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 	} else {
 		h->done = done;
 		h->ended = done ? END_UNCOMMITTED : END_MARKED;
+		h->entry_only = entry_only;
 		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
 		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
 			return h;
@@ -302,7 +304,7 @@ int nt_san_hold_fetch(void *hold)
 	if (!done)
 		return 0;
 	if (nt_san_fetch_copy(h->cb->ctx, h->run.rec, h->run.drec, (size_t)h->run.blocks *
-			      (nt_san.cfg.entry_only ? sizeof(struct nt_entry_rec) : sizeof(struct nt_block_rec))))
+			      (h->entry_only ? sizeof(struct nt_entry_rec) : sizeof(struct nt_block_rec))))
 		return -1;
 	h->fetched = 1;
 	return 1;

@@ -24,6 +24,7 @@ struct mod_state {
 	CUmodule mod;
 	CUcontext ctx;
 	int patched;		/* now */
+	int entry_only;		/* ... with the block entry site alone */
 	int broken;		/* patching failed: never again */
 	int device_launches;	/* launches grids from the device: never patched */
 	int wanted;		/* to be patched before the next launch */
@@ -94,6 +95,14 @@ int nt_san_module_patched(CUmodule mod)
 
 	HASH_FIND_PTR(modules, &mod, ms);
 	return ms && ms->patched;
+}
+
+int nt_san_module_entry_only(CUmodule mod)
+{
+	struct mod_state *ms;
+
+	HASH_FIND_PTR(modules, &mod, ms);
+	return ms && ms->patched && ms->entry_only;
 }
 
 int nt_san_any_patched(void)
@@ -251,7 +260,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 {
 	struct mod_state *ms;
 	nt_san_result r;
-	int patched;
+	int patched, entry = nt_collector_entry_phase();
 	double t0;
 
 	if (pthread_mutex_trylock(&patching)) {
@@ -271,7 +280,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 	/* Every time: after an unpatch, a module patched again without them
 	 * ran no callback on the H200 (windows after the first recorded
 	 * nothing). */
-	if (nt_san.cfg.entry_only)	/* the entry site alone (kernels/blockrec.h) */
+	if (entry)	/* the entry site alone (kernels/blockrec.h) */
 		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter_only");
 	else if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
 		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");
@@ -281,6 +290,7 @@ int nt_san_patch(CUmodule mod, const char **why)
 	HASH_FIND_PTR(modules, &mod, ms);
 	if (ms && !r) {
 		ms->patched = 1;
+		ms->entry_only = entry;
 		n_patched++;
 	} else if (ms) {
 		ms->broken = 1;

@@ -63,6 +63,7 @@ struct nt_sink {
 	struct nt_trace_block *blocks;
 	size_t blocks_cap;
 	uint64_t n_traced, n_blocks, n_dropped, n_native;
+	uint64_t n_entry_only;	/* traced launches with starts only */
 	struct drop_reason *reasons;
 	unsigned n_reasons;
 	struct drop_rows *drops;	/* drops of no kernel (DROP_ROWS) */
@@ -137,7 +138,7 @@ static int ensure_open(struct nt_sink *s)
 	    nt_trace_set_meta(s->t, "backend", s->backend, &err) ||
 	    nt_trace_set_meta(s->t, "sampling", s->sampling, &err) ||
 	    (!strcmp(s->backend, "blocks") &&
-	     nt_trace_set_meta(s->t, "blocks", s->cfg.entry_only ? "entry" : "full", &err))) {
+	     nt_trace_set_meta(s->t, "blocks", nt_blocks_mode_name(s->cfg.blocks), &err))) {
 		nt_warn("%s; no trace is written", err.msg);
 		nt_trace_close(s->t);
 		s->t = NULL;
@@ -281,7 +282,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		struct nt_trace_block *b = &s->blocks[i];
 
 		b->block = i;
-		if (s->cfg.entry_only) {
+		if (l->entry_only) {
 			nt_entry_decode((const volatile struct nt_entry_rec *)rec + i, b);
 		} else {
 			b->sm = (int32_t)rec[i].smid;
@@ -294,8 +295,8 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		if (b->t_start_ns < t0)
 			t0 = b->t_start_ns;
 		/* entry-only: the summary's time runs to the last start */
-		if ((s->cfg.entry_only ? b->t_start_ns : b->t_end_ns) > t1)
-			t1 = s->cfg.entry_only ? b->t_start_ns : b->t_end_ns;
+		if ((l->entry_only ? b->t_start_ns : b->t_end_ns) > t1)
+			t1 = l->entry_only ? b->t_start_ns : b->t_end_ns;
 	}
 	nt_devices_note(s->devices, s->t, l->device);
 	k = kernel_of(s, l->kernel, NULL);
@@ -306,10 +307,10 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 							    a.static_smem, l->dyn_smem);
 	tl.traced = 1;
 	tl.blocks = n;
-	tl.entry_only = s->cfg.entry_only;
+	tl.entry_only = l->entry_only;
 	tl.t_start_ns = n ? t0 : NT_TRACE_UNKNOWN;
 	/* entry-only: when the last block ended is not known */
-	tl.t_end_ns = n && !s->cfg.entry_only ? t1 : NT_TRACE_UNKNOWN;
+	tl.t_end_ns = n && !l->entry_only ? t1 : NT_TRACE_UNKNOWN;
 	w0 = nt_now_s();
 	if (nt_trace_add_launch(s->t, &tl, &err) || nt_trace_add_blocks(s->t, tl.launch, s->blocks, n, &err)) {
 		write_error(s, err.msg);
@@ -317,6 +318,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	}
 	s->write_s += nt_now_s() - w0;
 	s->n_traced++;
+	s->n_entry_only += l->entry_only != 0;
 	s->n_blocks += n;
 	if (k) {
 		k->k.launches++;
@@ -540,7 +542,7 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 	}
 	if (f && (s->t || s->n_dropped)) {
 		struct nt_summary sum = { .backend = s->backend, .sampling = s->sampling,
-					  .entry_only = s->cfg.entry_only && !strcmp(s->backend, "blocks"),
+					  .entry_only = s->n_entry_only ? s->n_entry_only < s->n_traced ? 2 : 1 : 0,
 					  .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
 					  .native = s->n_native, .write_s = s->write_s,

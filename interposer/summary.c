@@ -67,7 +67,8 @@ static void top_kernels(FILE *f, const struct nt_summary *s)
 	qsort(v, s->n_kernels, sizeof(*v), by_time);
 	fprintf(f, "nucatrace: top kernels by %s GPU time%s:\n",
 		strcmp(s->backend, "kernels") ? "traced" : "recorded",
-		s->entry_only ? " (entry-only: first block start to last)" : "");
+		s->entry_only == 1 ? " (entry-only: first block start to last)"
+		: s->entry_only ? " (entry-only launches: first block start to last)" : "");
 	for (size_t i = 0; i < s->n_kernels && i < TOP && v[i]->launches; i++) {
 		fprintf(f, "  %5.1f%%  %10.3f ms  %6" PRIu64 " launches  ", total ? 100.0 * v[i]->ns / total : 0.0,
 			v[i]->ns / 1e6, v[i]->launches);

@@ -20,7 +20,8 @@ struct nt_summary_drop {
 
 struct nt_summary {
 	const char *backend, *sampling;
-	int entry_only;			/* blocks mode, --blocks entry: no block ends */
+	int entry_only;			/* traced launches with no block ends (entry
+					 * site alone): 0 none, 1 all, 2 some */
 	const struct nt_run_counts *run;
 	uint64_t traced, blocks, dropped, native;
 	double write_s;			/* in SQLite for the traced launches */

@@ -208,6 +208,9 @@ static void program(FILE *f, const struct nt_report *r)
 		fprintf(f, "  block times        inferred from starts (entry-only tracing) in %d launches; of them\n"
 			   "                     %d ran in one wave: their block times cannot be known, not replayed\n",
 			r->entry_launches, r->ends_unknown);
+	if (r->entry_launches && r->entry_launches < (int)r->n_launches)
+		fprintf(f, "                     measured in the other %d (traced in full: --blocks mixed)\n",
+			(int)r->n_launches - r->entry_launches);
 	fprintf(f, "  replay check       the dispatch replay reproduces the measured makespan within\n"
 		   "                     %.0f%% on %d of %d launches, %.1f%% of the GPU time (largest error %.2f%%)\n",
 		NT_REPORT_MAX_REPLAY_ERR, r->credible, r->replayed,
@@ -415,14 +418,21 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 		if (k->credible < k->replayed)
 			fprintf(f, ", %d of %d launches credible", k->credible, k->replayed);
 		fputc('\n', f);
-		if (k->entry_launches && k->ends_unknown >= k->entry_launches)
+		if (k->entry_launches == k->launches && k->ends_unknown >= k->entry_launches)
 			fprintf(f, "      block times unknown (entry-only tracing, every launch one wave: no SM "
 				"started a block after its first ones)\n");
-		else if (k->entry_launches)
+		else if (k->entry_launches && (k->fit_inferred || k->entry_launches == k->launches))
 			fprintf(f, "      block times %s (entry-only tracing: a block ends where its SM starts a "
 				"later one): %lld blocks fitted, %lld censored (each SM's last) left out; %d of %d "
 				"launches in one wave, unknown\n", nt_report_block_times(k), (long long)k->fit_inferred,
 				(long long)k->fit_censored, k->ends_unknown, k->entry_launches);
+		else if (k->entry_launches)	/* --blocks mixed: fitted on the full launches */
+			fprintf(f, "      block times measured (its %d launches traced in full); its %d entry-only "
+				"launches gave none (%d in one wave)\n", k->launches - k->entry_launches,
+				k->entry_launches, k->ends_unknown);
+		if (k->entry_launches && k->fit_inferred && k->entry_launches < k->launches)
+			fprintf(f, "      its %d launches traced in full are replayed, not fitted (the exit site's "
+				"cost is in their measured block times)\n", k->launches - k->entry_launches);
 		if (k->fitted && k->fit.fitted) {
 			char why[512];
 

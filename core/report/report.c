@@ -873,10 +873,10 @@ const char *nt_report_end_name(int end)
 
 const char *nt_report_block_times(const struct nt_report_kernel *k)
 {
-	if (!k->entry_launches)
-		return "measured";
+	if (k->fit_inferred)
+		return "inferred";
 	if (k->entry_launches < k->launches)
-		return "mixed";
+		return "measured";
 	return k->ends_unknown >= k->launches ? "unknown" : "inferred";
 }
 

@@ -112,7 +112,9 @@ static int first_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt
 		t0 = bl->t0[i] < t0 ? bl->t0[i] : t0;
 		t1 = bl->t1[i] > t1 ? bl->t1[i] : t1;
 	}
-	if (k->traced_min_ns < 0 || (double)(t1 - t0) < k->traced_min_ns)
+	/* a one-wave entry-only launch's blocks all "end" as they start */
+	if ((!d->entry_only || bl->inferred.inferred) &&
+	    (k->traced_min_ns < 0 || (double)(t1 - t0) < k->traced_min_ns))
 		k->traced_min_ns = (double)(t1 - t0);
 	dispatch_order(bl, n_sm, order, rank);
 	slots = nt_report_launch_slots(d, rb, bl->n, &observed);
@@ -152,12 +154,21 @@ out:
  * (stride = blocks / NT_REPORT_FIT_BLOCKS, rounded up), spread over the
  * run; reading and preparing the others would cost most of the report's
  * time for nothing (the reservoir in keep_for_fit bounds the rest).
- * Counts come from the launch rows, so every launch is counted. */
+ * Counts come from the launch rows, so every launch is counted.
+ *
+ * A kernel traced both ways (--blocks mixed: entry-only launches and
+ * full ones) is fitted on the inferred block times of its entry-only
+ * launches when they have any (several waves), else on the measured
+ * ones: inferred times are about native, measured ones carry the exit
+ * site's cost (report.h, the probe effect), and the two do not mix in
+ * one fit.  So its entry-only launches are read first (pass 0), its full
+ * ones (pass 1) only when those gave no inferred block. */
 static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 {
 	struct nt_report *r = ts->r;
-	int64_t *total = calloc(ts->n_k ? ts->n_k : 1, sizeof(*total));
-	int *seen = calloc(ts->n_k ? ts->n_k : 1, sizeof(*seen));
+	size_t nk = ts->n_k ? (size_t)ts->n_k : 1;
+	int64_t *total = calloc(2 * nk, sizeof(*total));
+	int *seen = calloc(2 * nk, sizeof(*seen));
 	int ret = -1;
 
 	if (!total || !seen) {
@@ -167,20 +178,23 @@ static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 	for (size_t i = 0; i < ts->n_ld; i++) {
 		struct nt_report_kernel *k = &r->kernels[ts->ld[i].kernel];
 
-		total[ts->ld[i].kernel - ts->k0] += ts->ld[i].blocks;
+		total[(ts->ld[i].entry_only ? 0 : nk) + (size_t)(ts->ld[i].kernel - ts->k0)] += ts->ld[i].blocks;
 		k->launches++;
 		k->blocks += ts->ld[i].blocks;
 		k->entry_launches += ts->ld[i].entry_only;
 	}
-	for (size_t i = 0; i < ts->n_ld; i++) {
-		int ki = ts->ld[i].kernel - ts->k0;
-		int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < ts->n_ld; i++) {
+			size_t ki = (pass ? nk : 0) + (size_t)(ts->ld[i].kernel - ts->k0);
+			int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
 
-		if (seen[ki]++ % (stride > 0 ? stride : 1))
-			continue;
-		if (first_pass_launch(ts, &ts->ld[i], bl))
-			goto out;
-	}
+			if ((ts->ld[i].entry_only ? 1 : 0) == pass || (pass && r->kernels[ts->ld[i].kernel].fit_inferred))
+				continue;
+			if (seen[ki]++ % (stride > 0 ? stride : 1))
+				continue;
+			if (first_pass_launch(ts, &ts->ld[i], bl))
+				goto out;
+		}
 	ret = 0;
 out:
 	free(total);

@@ -60,6 +60,9 @@ struct nt_sampling {
 	int64_t quota_kernels;		/* traced in the window, first= not done */
 	int64_t retry_kernels;		/* awaited in the window: a pick to retry */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
+	/* phases (nt_sampling_phases): of the window, the one now (or the
+	 * next, once a phase closed: `resume` set until it opens) */
+	int phases, phase, resume;
 };
 
 /* "first=8" -> 8 into *v; -1 when term is not `name=<positive integer>`
@@ -208,6 +211,7 @@ int nt_sampling_parse(const char *policy, struct nt_sampling **out, struct nt_er
 		nt_err_set(err, "sampling policy: out of memory");
 		goto out;
 	}
+	s->phases = 1;
 	if (!*trim(copy)) {
 		nt_err_set(err, "sampling policy is empty (say 'none' to trace nothing)");
 		goto out;
@@ -377,6 +381,13 @@ static void note_traced(struct nt_sampling *s, struct kernel_count *k)
 	}
 }
 
+/* The open window's phase has had its window= launches, and a later
+ * phase is to come. */
+static int phase_over(const struct nt_sampling *s)
+{
+	return s->phases > 1 && s->window && s->phase < s->phases - 1 && s->in_window >= s->window * (s->phase + 1);
+}
+
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now)
 {
 	struct kernel_count *k;
@@ -397,9 +408,22 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		k->awaited = 0;	/* its retry's window closed first: that pick is gone */
 	selectable = k->match && (!s->max || s->traced < s->max);
 	pick = selectable && picks(s, k);
-	close = s->open && ((s->window && s->in_window >= s->window) ||
+	if (s->resume && pick) {	/* the window's next phase, whatever skip= and budget= say */
+		s->resume = 0;
+		s->open = 1;
+		s->opened_at = now;
+	}
+	close = s->open && ((s->window && s->in_window >= s->window * s->phases) ||
 			    (s->blocks && s->window_blocks >= s->blocks) || window_done(s, pick));
-	if ((!s->open || close) && pick && s->launches > s->skip &&
+	if (s->open && !close && phase_over(s)) {
+		s->phase++;
+		s->resume = 1;
+		close = 1;
+	} else if (close || (!s->open && !s->resume)) {
+		s->phase = 0;
+		s->resume = 0;
+	}
+	if ((!s->open || close) && !s->resume && pick && s->launches > s->skip &&
 	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
 	    (!s->window || s->budget || !s->windows)) {
 		/* a new window; right after the last one, it goes on from it:
@@ -479,13 +503,24 @@ int nt_sampling_open(const struct nt_sampling *s)
 	return s->open;
 }
 
+int nt_sampling_phases(struct nt_sampling *s, int n)
+{
+	s->phases = n > 1 && s->window ? n : 1;
+	return s->phases;
+}
+
+int nt_sampling_phase(const struct nt_sampling *s)
+{
+	return s->phase;
+}
+
 double nt_sampling_next_open(const struct nt_sampling *s, double now)
 {
 	double t;
 
 	if (s->none || nt_sampling_exhausted(s))
 		return INFINITY;
-	if (!s->started || s->open || !s->window || s->launches <= s->skip)
+	if (!s->started || s->open || s->resume || !s->window || s->launches <= s->skip)
 		return now;
 	if (!s->budget)
 		return s->windows ? INFINITY : now;

@@ -67,7 +67,9 @@
  * NT_SAMPLING_DEFAULT, one window of 1,000 consecutive launches after the
  * first 1,000 (past warm-up), and more as the run goes on, taking at most
  * 1% of its time, is what a long training job wants: every kernel of a
- * step, whole steps, at a bounded cost.  docs/interposer.md has the
+ * step, whole steps, at a bounded cost (the blocks backend's default
+ * mixed mode makes each window two phases, nt_sampling_phases: 1,000
+ * launches at block entry only, then 1,000 in full).  docs/interposer.md has the
  * measured trade-offs of this and the per-kernel policies.
  *
  * Lifecycle: nt_sampling_parse() -> nt_sampling_decide() per launch
@@ -146,6 +148,24 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t block
 void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks);
 /* 1 while a window is open. */
 int nt_sampling_open(const struct nt_sampling *s);
+
+/* Make each window of window=N n phases (n >= 1; 1, the default: none)
+ * of N launches each (n x N in all): when a phase has had its N,
+ * decide() closes the window (NT_SAMPLE_CLOSE: the caller unpatches
+ * every module, as for any close), and the next launch it picks opens it
+ * again in the next phase, whatever skip= and budget= say; the last
+ * phase ends with the window.  Only window= ends a phase: a window that
+ * closes for another reason (idle=, blocks=, max=) ends in the phase it
+ * is in, and a policy without window= has one phase.  How the blocks
+ * backend's mixed mode traces window= launches at block entry only, then
+ * as many at entry and exit (interposer/config.h): a phase as long as
+ * the window the policy asked for sees what it would have seen (a
+ * training step, say).  Call once, before the first decide().  Returns
+ * the phases a window will have: n, or 1 without window=. */
+int nt_sampling_phases(struct nt_sampling *s, int n);
+/* The phase (0 ..) of the open window, or of the one a phase's close
+ * left to reopen; 0 between windows. */
+int nt_sampling_phase(const struct nt_sampling *s);
 
 /* The earliest time (on now's clock) a window may open if no launch is
  * decided until then: now while every launch must be decided (a window

@@ -269,6 +269,9 @@ nt_san_result sanitizerUnpatchModule(CUmodule module)
 	run_pending();
 	pthread_mutex_lock(&g.lock);
 	g.patched[id_of(module)] = 0;
+	/* as on the H200: a module patched again needs its instructions
+	 * again (san_modules.c), and mixed mode gives it others */
+	g.instr[id_of(module)] = 0;
 	g.unpatches++;
 	pthread_mutex_unlock(&g.lock);
 	return NT_SAN_SUCCESS;

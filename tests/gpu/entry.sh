@@ -6,18 +6,22 @@
 #              bare, at the Compute Sanitizer's entry and both-site floors,
 #              and under nucatrace entry and full (make sitecost first)
 #   sitecost   tests/gpu/sitecost.sh: where the exit site's cost lies
-#   programs   our test programs under --blocks entry ($MODE: full): output
-#              equal to an untraced run's, every block recorded (check_trace.py)
+#   programs   our test programs under --blocks entry ($MODE: full, mixed;
+#              $SAMPLE: the policy, default all): output equal to an
+#              untraced run's, every block recorded (check_trace.py)
 #   graphs     PyTorch's captured training step, every launch traced both ways
+#              ($GRAPH_MODES: the ways, default "full entry"; mixed takes
+#              the policy window=2000)
 #   validate-sh  tests/gpu/validate.sh (the report's validation workloads)
 #   sitesval   the six kernels of sites traced both ways, compared as below
 #   validate   validate.cu's chase and fma traced both ways: per-SM block
 #              times inferred from starts against measured ones, and the
 #              reports side by side (entry_check.py)
 #   torch      calibrate, then the PyTorch training loop untraced and under
-#              the default policy both ways: wall time, the reports, what is
-#              not measurable, the shuffle check; DIR/torch-entry keeps the
-#              entry trace
+#              the default policy both ways ($TORCH_MODES, default "full
+#              entry"; the first two compared): wall time, the reports, what
+#              is not measurable, the shuffle check; DIR/torch-MODE keeps
+#              each trace
 #   tests/gpu/entry.sh DIR STEP...      ($BUILD: the build folder)
 set -u
 B=${BUILD:-build}
@@ -49,7 +53,7 @@ programs() {
 		d=$W/programs-${MODE:-entry}/$p
 		mkdir -p "$d"
 		"$B/tests/gpu/$p" >"$d/plain.out" 2>&1 || { echo "$p: untraced run failed"; bad=1; continue; }
-		"$NT" run --no-calibrate --blocks "${MODE:-entry}" --sample all --output-dir "$d" -- "$B/tests/gpu/$p" \
+		"$NT" run --no-calibrate --blocks "${MODE:-entry}" --sample "${SAMPLE:-all}" --output-dir "$d" -- "$B/tests/gpu/$p" \
 			>"$d/traced.out" 2>"$d/traced.err" || { echo "$p: traced run failed"; cat "$d/traced.err"; bad=1; }
 		if sort "$d/plain.out" | cmp -s - "$(sort "$d/traced.out" >"$d/t.sorted"; echo "$d/t.sorted")"; then
 			echo "$p: output equal"
@@ -68,10 +72,12 @@ programs() {
 # traced both ways: the losses of an untraced run, every block recorded
 graphs() {
 	python3 tests/gpu/progs/torch_train.py --graphs --steps 20 >"$W/graphs-bare.out" 2>&1 || return 1
-	for m in full entry; do
+	for m in ${GRAPH_MODES:-full entry}; do
 		d=$W/graphs-$m
+		pol=all
+		[ "$m" = mixed ] && pol=window=2000
 		rm -rf "$d" && mkdir -p "$d"
-		"$NT" run --no-calibrate --blocks "$m" --sample all --output-dir "$d" -- \
+		"$NT" run --no-calibrate --blocks "$m" --sample "$pol" --output-dir "$d" -- \
 			python3 tests/gpu/progs/torch_train.py --graphs --steps 20 >"$d/traced.out" 2>"$d/traced.err" ||
 			{ cat "$d/traced.err"; return 1; }
 		head -n 4 "$d/traced.err"
@@ -115,7 +121,7 @@ torch() {
 	"$NT" calibrate --quiet || return 1
 	python3 tests/gpu/progs/torch_train.py --steps 40 >"$W/torch-bare.out" 2>&1 || return 1
 	grep -E '^(train|step)' "$W/torch-bare.out"
-	for m in full entry; do
+	for m in ${TORCH_MODES:-full entry}; do
 		d=$W/torch-$m
 		rm -rf "$d" && mkdir -p "$d"
 		"$NT" run --blocks "$m" --output-dir "$d" -- python3 tests/gpu/progs/torch_train.py --steps 40 \
@@ -130,7 +136,8 @@ torch() {
 			python3 -c "import json,sys; print('$m shuffle check', json.load(open(sys.argv[1]))['shuffle_check'])" \
 				"$d/shuffle.json"
 	done
-	python3 tests/gpu/entry_check.py "$W/torch-full" "$W/torch-entry"
+	set -- ${TORCH_MODES:-full entry}
+	python3 tests/gpu/entry_check.py "$W/torch-$1" "$W/torch-$2"
 }
 
 for s in "$@"; do

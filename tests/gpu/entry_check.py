@@ -83,12 +83,20 @@ def main():
         min_blocks = int(sys.argv[sys.argv.index("--min-blocks") + 1])
     full, entry = load(args[0]), load(args[1])
     shape = probe_shape(args[1])
-    for name, (rep, *_rest) in (("full", full), ("entry", entry)):
+    for name, (rep, *_rest) in ((args[0], full), (args[1], entry)):
         t = rep["program"] if "program" in rep else rep
         tot = t.get("time_ns") or 0
         left = t.get("probe_left_out_ns") or 0
+        cred = t.get("credible_time_ns") or 0
+        traced = len(rep.get("launches") or [])
         print(f"{name}: GPU time {tot / 1e6:.3f} ms, not measurable {left / 1e6:.3f} ms "
-              f"({100 * left / tot if tot else 0:.1f}%)")
+              f"({100 * left / tot if tot else 0:.1f}%); launches {traced}, replayed {t.get('replayed')}, "
+              f"credible {t.get('credible')} ({100 * cred / tot if tot else 0:.1f}% of the replayed time); "
+              f"entry-only {t.get('entry_only_launches')}, of them one wave {t.get('one_wave_entry_only_launches')}")
+    kinds = defaultdict(int)
+    for k in entry[0]["kernels"]:
+        kinds[k.get("block_times")] += 1
+    print(f"{args[1]}: kernels by block_times {dict(kinds)}")
     print(f"{'kernel':48s} {'SMs':>4s} {'full us':>9s} {'entry/full':>10s} {'r':>6s} "
           f"{'r probe f/e':>12s}  verdicts full / entry; lost% recov% full / entry; entry ends")
     rows = []

@@ -49,6 +49,8 @@ static void test_defaults(void **state)
 	assert_int_equal(n_warned, 0);
 	assert_string_equal(c.mode, "auto");
 	assert_string_equal(c.sampling, NT_SAMPLING_DEFAULT);
+	assert_int_equal(c.blocks, NT_BLOCKS_MIXED);
+	assert_string_equal(nt_blocks_mode_name(c.blocks), "mixed");
 	assert_null(c.output_dir);
 	assert_null(c.store);
 	assert_int_equal(c.buffer_blocks, NT_CONFIG_BUFFER_BLOCKS);
@@ -66,7 +68,7 @@ static void test_values(void **state)
 		"NUCATRACE_MODE=blocks", "NUCATRACE_SAMPLE=all", "NUCATRACE_OUTPUT_DIR=/tmp/x",
 		"NUCATRACE_STORE=/s.db", "NUCATRACE_BUFFER_BLOCKS=4096", "NUCATRACE_BUFFER_MAX=2048",
 		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=",
-		"NUCATRACE_COUNT_ALL=1", NULL
+		"NUCATRACE_COUNT_ALL=1", "NUCATRACE_BLOCKS=entry", NULL
 	};
 	struct nt_config c;
 
@@ -75,6 +77,7 @@ static void test_values(void **state)
 	assert_int_equal(n_warned, 0);
 	assert_string_equal(c.mode, "blocks");
 	assert_string_equal(c.sampling, "all");
+	assert_int_equal(c.blocks, NT_BLOCKS_ENTRY);
 	assert_string_equal(c.output_dir, "/tmp/x");
 	assert_string_equal(c.store, "/s.db");
 	assert_int_equal(c.buffer_blocks, 4096);
@@ -90,18 +93,20 @@ static void test_bad_values(void **state)
 {
 	static const char *const bad[] = {
 		"NUCATRACE_BUFFER_BLOCKS=12x", "NUCATRACE_BUFFER_MAX=-5", "NUCATRACE_WAIT=nan",
-		"NUCATRACE_EXIT_WAIT=1e9", "NUCATRACE_GRAPH_TABLES=0", NULL
+		"NUCATRACE_EXIT_WAIT=1e9", "NUCATRACE_GRAPH_TABLES=0", "NUCATRACE_BLOCKS=half", NULL
 	};
 	struct nt_config c;
 
 	(void)state;
 	read_with(bad, &c);
-	assert_int_equal(n_warned, 5);
-	assert_non_null(strstr(warned[0], "NUCATRACE_BUFFER_BLOCKS='12x'"));
-	assert_non_null(strstr(warned[1], "NUCATRACE_BUFFER_MAX='-5'"));
-	assert_non_null(strstr(warned[2], "NUCATRACE_GRAPH_TABLES='0'"));
-	assert_non_null(strstr(warned[3], "NUCATRACE_WAIT='nan'"));
-	assert_non_null(strstr(warned[4], "NUCATRACE_EXIT_WAIT='1e9'"));
+	assert_int_equal(n_warned, 6);
+	assert_non_null(strstr(warned[0], "NUCATRACE_BLOCKS='half' is not mixed, full or entry"));
+	assert_non_null(strstr(warned[1], "NUCATRACE_BUFFER_BLOCKS='12x'"));
+	assert_non_null(strstr(warned[2], "NUCATRACE_BUFFER_MAX='-5'"));
+	assert_non_null(strstr(warned[3], "NUCATRACE_GRAPH_TABLES='0'"));
+	assert_non_null(strstr(warned[4], "NUCATRACE_WAIT='nan'"));
+	assert_non_null(strstr(warned[5], "NUCATRACE_EXIT_WAIT='1e9'"));
+	assert_int_equal(c.blocks, NT_BLOCKS_MIXED);
 	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.buffer_blocks, NT_CONFIG_BUFFER_BLOCKS);
 	assert_int_equal(c.buffer_max, NT_CONFIG_BUFFER_MAX);

@@ -270,6 +270,79 @@ static void test_windows(void **state)
 	nt_sampling_free(s);
 }
 
+/* Phases (mixed tracing): a window of the default's window=1000 made
+ * two phases of 1000 launches, with a close between them that the next
+ * launch reopens at once, whatever the budget says; the last phase ends
+ * with the window, and the next window starts in phase 0.  Without
+ * window=, one phase. */
+static void test_phases(void **state)
+{
+	struct nt_sampling_stats st;
+	struct nt_sampling *s = parse_ok(NULL);
+	int traced = 0, closes = 0, in_phase[2] = { 0, 0 };
+
+	(void)state;
+	assert_int_equal(nt_sampling_phases(s, 2), 2);
+	for (int i = 0; i < 400000; i++) {
+		double now = i * 1e-5;
+		int d = nt_sampling_decide(s, i % 3 ? "_Z1av" : "_Z1bv", NULL, now);
+
+		if (d & NT_SAMPLE_CLOSE) {
+			closes++;
+			/* the switch takes 1 ms: no budget left for a window
+			 * then, but the second phase opens anyway */
+			nt_sampling_window_done(s, now + 0.001);
+			if (i == 2000)
+				assert_int_equal(nt_sampling_next_open(s, now), now);
+		}
+		if (d & NT_SAMPLE_TRACE) {
+			traced++;
+			in_phase[nt_sampling_phase(s)]++;
+		}
+		if (i == 1000 || i == 1999 || i == 2001 || i == 3000) {
+			assert_int_equal(d, NT_SAMPLE_TRACE);
+			assert_int_equal(nt_sampling_phase(s), i > 2000);
+		}
+		if (i == 2000)	/* the first phase's close: not traced, phase 1 to come */
+			assert_true(d == NT_SAMPLE_CLOSE && !nt_sampling_open(s) && nt_sampling_phase(s) == 1);
+		if (i == 3001)	/* the window's end: phase 0 again */
+			assert_true(d == NT_SAMPLE_CLOSE && nt_sampling_phase(s) == 0);
+		if (i > 3001 && i < 200000)	/* 22 ms in the window: the next at 2.2 s */
+			assert_int_equal(d, 0);
+	}
+	assert_int_equal(in_phase[0], 2000);	/* two windows of 1000 + 1000 */
+	assert_int_equal(in_phase[1], 2000);
+	assert_int_equal(traced, 4000);
+	assert_int_equal(closes, 4);
+	nt_sampling_stats(s, 5, &st);
+	assert_int_equal(st.windows, 2);	/* phases are not windows */
+	assert_int_equal(st.in_windows, 4000);
+	nt_sampling_free(s);
+	/* window=2, two phases: a kernel the policy does not pick keeps the
+	 * second phase waiting */
+	s = parse_ok("match=_Z1a*,window=2");
+	nt_sampling_phases(s, 2);
+	{
+		const char *k[] = { "_Z1av", "_Z1av", "_Z1av", "_Z1bv", "_Z1av", "_Z1av", "_Z1av", "_Z1av" };
+		const int want[] = { 1, 1, 2, 0, 1, 1, 2, 0 };
+		const int phase[] = { 0, 0, 1, 1, 1, 1, 0, 0 };
+
+		for (int i = 0; i < 8; i++) {
+			assert_int_equal(nt_sampling_decide(s, k[i], NULL, i), want[i]);
+			assert_int_equal(nt_sampling_phase(s), phase[i]);
+		}
+	}
+	nt_sampling_free(s);
+	/* without window=: one phase, the whole window */
+	s = parse_ok("all");
+	assert_int_equal(nt_sampling_phases(s, 2), 1);
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, i), NT_SAMPLE_TRACE);
+		assert_int_equal(nt_sampling_phase(s), 0);
+	}
+	nt_sampling_free(s);
+}
+
 /* Without window=, a window closes at the first launch not picked when
  * no kernel traced in it has first= launches to come (every=K: one launch
  * a window); while one has, or under `all`, after idle= launches with none
@@ -652,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_per_kernel_counts),
 		cmocka_unit_test(test_default),
 		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_retry),
 		cmocka_unit_test(test_budget),
