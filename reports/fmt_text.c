@@ -427,12 +427,14 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, const st
 				"launches in one wave, unknown\n", nt_report_block_times(k), (long long)k->fit_inferred,
 				(long long)k->fit_censored, k->ends_unknown, k->entry_launches);
 		else if (k->entry_launches)	/* --blocks mixed: fitted on the full launches */
-			fprintf(f, "      block times measured (its %d launches traced in full); its %d entry-only "
-				"launches gave none (%d in one wave)\n", k->launches - k->entry_launches,
-				k->entry_launches, k->ends_unknown);
+			fprintf(f, "      block times measured (%d launch%s traced in full); %d entry-only launch%s "
+				"gave none (%d in one wave)\n", k->launches - k->entry_launches,
+				k->launches - k->entry_launches == 1 ? "" : "es", k->entry_launches,
+				k->entry_launches == 1 ? "" : "es", k->ends_unknown);
 		if (k->entry_launches && k->fit_inferred && k->entry_launches < k->launches)
-			fprintf(f, "      its %d launches traced in full are replayed, not fitted (the exit site's "
-				"cost is in their measured block times)\n", k->launches - k->entry_launches);
+			fprintf(f, "      %d launch%s traced in full replayed, not fitted (the exit site's cost is in "
+				"their measured block times)\n", k->launches - k->entry_launches,
+				k->launches - k->entry_launches == 1 ? "" : "es");
 		if (k->fitted && k->fit.fitted) {
 			char why[512];
 

@@ -42,6 +42,10 @@ def load(d):
     launch_kernel = {}
     for row in csv.DictReader(open(os.path.join(d, "csv", "launches.csv"))):
         launch_kernel[(int(row["trace"]), int(row["launch"]))] = int(row["kernel"])
+    # the blocks of the kind the kernel's fit took (a kernel traced both
+    # ways, --blocks mixed, is fitted on its inferred times when it has any)
+    fit_kind = {k["index"]: "inferred" if k.get("block_times") == "inferred" else "measured"
+                for k in rep["kernels"]}
     per = defaultdict(lambda: defaultdict(list))  # kernel key -> sm -> ns
     ends = defaultdict(lambda: defaultdict(int))
     for row in csv.DictReader(open(os.path.join(d, "csv", "blocks.csv"))):
@@ -49,7 +53,7 @@ def load(d):
         if k is None:
             continue
         ends[kname[k]][row["end"]] += 1
-        if row["end"] in ("measured", "inferred"):
+        if row["end"] == fit_kind[k]:
             per[kname[k]][int(row["sm"])].append(int(row["ns"]))
     kernels = {kname[k["index"]]: k for k in rep["kernels"]}
     return rep, kernels, per, ends
@@ -76,6 +80,32 @@ def probe_shape(d):
     return None
 
 
+def probe_summary(name, kernels, per, shape, min_blocks):
+    """Of a run's measurable kernels with a fit (verdict neither "not
+    measurable here" nor "no fit") and blocks on 100 SMs or more: |r| of
+    their per-SM mean block times (the fit's kind) against calibrate's probe
+    shape; all of them, and those whose median block is 10 us or less."""
+    out = {"all": [], "short": []}
+    for key, k in kernels.items():
+        if k["verdict"] in ("not measurable here", "no fit", "collective"):
+            continue
+        sms = [s for s, v in per.get(key, {}).items() if len(v) >= min_blocks and s < len(shape)
+               and shape[s] is not None]
+        if len(sms) < 100:
+            continue
+        means = [statistics.mean(per[key][s]) for s in sms]
+        r = abs(pearson([shape[s] for s in sms], means))
+        if math.isnan(r):
+            continue
+        out["all"].append(r)
+        if statistics.median(means) <= 10e3:
+            out["short"].append(r)
+    for which, rs in out.items():
+        if rs:
+            print(f"{name}: probe shape |r|, {which} measurable kernels: {len(rs)}, median {statistics.median(rs):.2f}, "
+                  f"{sum(r <= 0.2 for r in rs)} at 0.20 or less, max {max(rs):.2f}")
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     min_blocks = 3
@@ -97,6 +127,9 @@ def main():
     for k in entry[0]["kernels"]:
         kinds[k.get("block_times")] += 1
     print(f"{args[1]}: kernels by block_times {dict(kinds)}")
+    if shape:
+        for name, (rep, kernels, per, _ends) in ((args[0], full), (args[1], entry)):
+            probe_summary(name, kernels, per, shape, min_blocks)
     print(f"{'kernel':48s} {'SMs':>4s} {'full us':>9s} {'entry/full':>10s} {'r':>6s} "
           f"{'r probe f/e':>12s}  verdicts full / entry; lost% recov% full / entry; entry ends")
     rows = []

@@ -3,7 +3,8 @@ valid trace (meta `trimmed` says how), vacuumed:
 
     trim_trace.py TRACE OUT [N]
         keep, of every kernel at each launch configuration, its first N
-        traced launches (default 2) with all their blocks;
+        traced launches (default 2) with all their blocks (in a mixed
+        trace, N of each kind: entry-only and full);
     trim_trace.py --range A-B TRACE OUT
         keep the launches numbered A to B (a rank's steps: the ranks of a
         job trimmed to one range keep their steps lined up);
@@ -36,8 +37,9 @@ dst = out[:-3] + ".tmp" if out.endswith(".xz") else out
 keep = int(args[2]) if len(args) > 2 else 2
 shutil.copyfile(src, dst)
 db = sqlite3.connect(dst)
-rows = db.execute("select launch, kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z"
-                  " from launches where traced = 1 order by launch").fetchall()
+kind = "entry_only" if any(c[1] == "entry_only" for c in db.execute("pragma table_info(launches)")) else "0"
+rows = db.execute("select launch, kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
+                  f"coalesce({kind}, 0) from launches where traced = 1 order by launch").fetchall()
 in_replay = {r[0] for r in db.execute("select launch from launches where graph is not null and graph_launch = ?",
                                       (replay,))} if replay is not None else set()
 seen, drop = {}, []
@@ -61,6 +63,8 @@ elif span:
     how = f"launches {span[0]} to {span[1]} kept (native times all kept)"
 else:
     how = f"first {keep} traced launches of each kernel and configuration kept"
+    if len({r[-1] for r in rows}) > 1:
+        how += " (of each kind: entry-only and full)"
 if max_blocks is not None:
     how += f", then every launch of more than {max_blocks} blocks dropped"
 # a trace trimmed before keeps what was said of it
