@@ -190,6 +190,7 @@ GPU_PROGS := $(patsubst tests/gpu/progs/%.cu,$(BUILD)/tests/gpu/%,\
 $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
+$(BUILD)/tests/gpu/triad $(BUILD)/tests/gpu/stream_sweep: tests/gpu/progs/triad.cuh
 # Device-side launches (dynamic parallelism, device graph launch) need
 # relocatable device code and the device runtime.
 $(BUILD)/tests/gpu/graphs_device: tests/gpu/progs/graphs_device.cu
@@ -264,6 +265,8 @@ bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so sitecost bench-report
 	@# (issue 31's goals: --blocks entry at most 2x the triad's native time, 2.5x an
 	@# empty 1,024-thread kernel's)
 	@BUILD=$(BUILD) python3 tests/bench/sites.py
+	@# the default policy on a STREAM-style size sweep against plain (issue 32's goals)
+	@BUILD=$(BUILD) python3 tests/bench/stream_sweep.py
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
 	@# the eager loop's goals, each run in turns with bare ones (host drift cancels),
 	@# host-bound (train-long) and paced by the GPU (train-gpu-long);

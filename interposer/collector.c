@@ -312,7 +312,7 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	pthread_mutex_lock(&col.lock);
 	if (col.started && !col.stop) {
 		dm = demangled_for_policy(l->kernel);
-		flags = nt_sampling_decide(col.sampling, l->kernel, dm, nt_now_s());
+		flags = nt_sampling_decide_grid(col.sampling, l->kernel, dm, grid_blocks(l), nt_now_s());
 		if (flags & NT_SAMPLE_TRACE)
 			nt_sampling_blocks(col.sampling, grid_blocks(l));
 		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
@@ -323,7 +323,30 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	hook_exit();
 	pthread_mutex_unlock(&col.lock);
 	free(dm);
+	if (flags & NT_SAMPLE_TOO_BIG) {
+		nt_collector_dropped(*seq, l, NT_SAMPLING_TOO_BIG);
+		flags &= ~NT_SAMPLE_TOO_BIG;
+	}
 	return flags;
+}
+
+int nt_collector_waits(void)
+{
+	int w = 1;
+
+	pthread_mutex_lock(&col.lock);
+	if (col.started && col.sampling)
+		w = nt_sampling_waits(col.sampling);
+	pthread_mutex_unlock(&col.lock);
+	return w;
+}
+
+void nt_collector_close_now(void)
+{
+	pthread_mutex_lock(&col.lock);
+	if (col.started && col.sampling)
+		nt_sampling_close_now(col.sampling);
+	pthread_mutex_unlock(&col.lock);
 }
 
 int nt_collector_may_trace(const char *mangled)

@@ -82,6 +82,11 @@ int nt_collector_window_open(void);
  * blocks mode, and in mixed mode the window's phase: config.h), as of
  * the last launch sampled. */
 int nt_collector_entry_phase(void);
+/* nt_sampling_waits() of the policy (1 when not started): whether a
+ * launch out of record space waits for it, or the window closes
+ * (nt_collector_close_now) and the launch is dropped. */
+int nt_collector_waits(void);
+void nt_collector_close_now(void);
 
 /* Launch callbacks off between windows (the blocks backend): when the
  * sampling policy next needs to see launches (nt_sampling_next_open: a

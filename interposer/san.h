@@ -109,8 +109,9 @@ int nt_san_unpatch_all(void);
 void nt_san_context_destroyed(CUcontext ctx);
 /* A record run for a traced launch of `blocks` blocks on ctx, its
  * descriptor (naming the launch's grid id, kernels/blockrec.h) copied on
- * stream: may wait up to nt_san.cfg.wait_s for room, when may_wait
- * (nt_san.lock not held).  The hold for nt_collector_traced(), or NULL
+ * stream: may wait up to nt_san.cfg.wait_s for room, when may_wait and
+ * the policy waits (nt_collector_waits: else the window closes and the
+ * launch is dropped), nt_san.lock not held.  The hold for nt_collector_traced(), or NULL
  * with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,

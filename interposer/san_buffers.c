@@ -201,6 +201,14 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 			free(h);
 			return NULL;
 		}
+		if (!nt_collector_waits()) {	/* a window= policy: a sample, not worth a wait */
+			*why = "record buffers full: the window closed rather than hold the program back "
+			       "(a window= policy; --sample all waits)";
+			nt_collector_close_now();
+			nt_san_fetch_give(ctx, done, 0);
+			free(h);
+			return NULL;
+		}
 		if (left <= 0) {
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
 			nt_san_slow(nt_now_s() - t0);

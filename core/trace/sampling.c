@@ -61,8 +61,11 @@ struct nt_sampling {
 	int64_t retry_kernels;		/* awaited in the window: a pick to retry */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
 	/* phases (nt_sampling_phases): of the window, the one now (or the
-	 * next, once a phase closed: `resume` set until it opens) */
+	 * next, once a phase closed: `resume` 2 until the close is done,
+	 * nt_sampling_window_done, then 1 until the phase opens) */
 	int phases, phase, resume;
+	int64_t phase_start;		/* in_window when the phase began */
+	int force;			/* nt_sampling_close_now(): close at the next decision */
 };
 
 /* "first=8" -> 8 into *v; -1 when term is not `name=<positive integer>`
@@ -381,17 +384,23 @@ static void note_traced(struct nt_sampling *s, struct kernel_count *k)
 	}
 }
 
-/* The open window's phase has had its window= launches, and a later
- * phase is to come. */
-static int phase_over(const struct nt_sampling *s)
+/* The open window's phase has had its window= launches, or its traced
+ * launches its blocks= blocks. */
+static int phase_full(const struct nt_sampling *s)
 {
-	return s->phases > 1 && s->window && s->phase < s->phases - 1 && s->in_window >= s->window * (s->phase + 1);
+	return (s->window && s->in_window - s->phase_start >= s->window) || (s->blocks && s->window_blocks >= s->blocks);
 }
 
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now)
 {
+	return nt_sampling_decide_grid(s, mangled, demangled, 0, now);
+}
+
+int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const char *demangled, int64_t blocks,
+			    double now)
+{
 	struct kernel_count *k;
-	int pick, selectable, close;
+	int pick, selectable, close, too_big = 0;
 
 	if (s->none || !mangled)
 		return 0;
@@ -408,20 +417,26 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		k->awaited = 0;	/* its retry's window closed first: that pick is gone */
 	selectable = k->match && (!s->max || s->traced < s->max);
 	pick = selectable && picks(s, k);
-	if (s->resume && pick) {	/* the window's next phase, whatever skip= and budget= say */
+	if (pick && s->blocks && blocks > s->blocks) {	/* it alone would pass the budget */
+		too_big = 1;
+		pick = 0;
+	}
+	if (s->resume == 1 && pick) {	/* the window's next phase, whatever skip= and budget= say */
 		s->resume = 0;
 		s->open = 1;
 		s->opened_at = now;
 	}
-	close = s->open && ((s->window && s->in_window >= s->window * s->phases) ||
-			    (s->blocks && s->window_blocks >= s->blocks) || window_done(s, pick));
-	if (s->open && !close && phase_over(s)) {
+	close = s->open && ((phase_full(s) && s->phase >= s->phases - 1) || window_done(s, pick) || s->force);
+	if (s->open && !close && phase_full(s)) {	/* the next phase (nt_sampling_phases) */
 		s->phase++;
-		s->resume = 1;
+		s->resume = 2;	/* once its modules are unpatched */
+		s->phase_start = s->in_window;
+		s->window_blocks = 0;
 		close = 1;
 	} else if (close || (!s->open && !s->resume)) {
 		s->phase = 0;
 		s->resume = 0;
+		s->force = 0;
 	}
 	if ((!s->open || close) && !s->resume && pick && s->launches > s->skip &&
 	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
@@ -434,6 +449,7 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		}
 		close = 0;
 		s->in_window = 0;
+		s->phase_start = 0;
 		s->window_blocks = 0;
 		s->since_traced = 0;
 		s->quota_kernels = 0;
@@ -460,6 +476,8 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 		return NT_SAMPLE_TRACE;
 	}
 	s->since_traced++;
+	if (too_big)
+		return NT_SAMPLE_TOO_BIG;
 out:
 	if (!close)
 		return 0;
@@ -503,6 +521,17 @@ int nt_sampling_open(const struct nt_sampling *s)
 	return s->open;
 }
 
+void nt_sampling_close_now(struct nt_sampling *s)
+{
+	if (s->open)
+		s->force = 1;
+}
+
+int nt_sampling_waits(const struct nt_sampling *s)
+{
+	return !s->window;
+}
+
 int nt_sampling_phases(struct nt_sampling *s, int n)
 {
 	s->phases = n > 1 && s->window ? n : 1;
@@ -531,6 +560,12 @@ double nt_sampling_next_open(const struct nt_sampling *s, double now)
 
 void nt_sampling_window_done(struct nt_sampling *s, double now)
 {
+	/* a next phase opens only now: until its modules are unpatched,
+	 * a launch traced in it would run the last phase's patches (on the
+	 * H200 a close that had to wait left a mixed window's second phase
+	 * entry-only: docs/results/2026-12-03-record-budget.md) */
+	if (s->resume == 2)
+		s->resume = 1;
 	if (now > s->closed_at)
 		s->spent += now - s->closed_at;
 	s->closed_at = now;

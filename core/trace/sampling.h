@@ -39,7 +39,9 @@
  *   blocks=N   a window also closes once its traced launches hold N
  *              blocks or more (what a window costs grows with its blocks:
  *              instrumented, then written into the trace at about a
- *              million a second); a window holds at least one launch
+ *              million a second), each phase of a window with phases
+ *              (nt_sampling_phases) N of its own; a launch of more than N
+ *              blocks is never traced (NT_SAMPLE_TOO_BIG)
  *   budget=P   a window opens only while the time spent in windows
  *              (opening to the end of the unpatching) is at most P percent
  *              of the time since the first launch; P a decimal in (0, 100]
@@ -67,10 +69,19 @@
  * NT_SAMPLING_DEFAULT, one window of 1,000 consecutive launches after the
  * first 1,000 (past warm-up), and more as the run goes on, taking at most
  * 1% of its time, is what a long training job wants: every kernel of a
- * step, whole steps, at a bounded cost (the blocks backend's default
- * mixed mode makes each window two phases, nt_sampling_phases: 1,000
- * launches at block entry only, then 1,000 in full).  docs/interposer.md has the
- * measured trade-offs of this and the per-kernel policies.
+ * step, whole steps, at a bounded cost.  The cost is bounded in records
+ * too: a window (each phase) holds at most a million blocks, about a
+ * second of writing them into the trace (0.9-1.6 million a second on the
+ * H200 hosts) and about eight steps of our PyTorch training loop, and a
+ * launch of more is not traced (a STREAM-style sweep of 131,072-block
+ * launches: about 7 launches a phase, not 1,000; issue 32).  A quarter of
+ * that took a 1.7 s sweep's wall time from 1.70x to 1.02x plain, but left
+ * the training step with 7 kernels fitted on inferred times, not 38
+ * (docs/results/2026-12-03-record-budget.md): until records are written
+ * faster, the default keeps the step.  The blocks backend's default mixed mode makes each window two
+ * phases, nt_sampling_phases: 1,000 launches at block entry only, then
+ * 1,000 in full.  docs/interposer.md has the measured trade-offs of this
+ * and the per-kernel policies.
  *
  * Lifecycle: nt_sampling_parse() -> nt_sampling_decide() per launch
  * (with nt_sampling_window_done() after each close) -> nt_sampling_free().
@@ -83,7 +94,7 @@
 
 #include "util/err.h"
 
-#define NT_SAMPLING_DEFAULT "all,window=1000,skip=1000,budget=1"
+#define NT_SAMPLING_DEFAULT "all,window=1000,skip=1000,blocks=1000000,budget=1"
 #define NT_SAMPLING_IDLE 256
 #define NT_SAMPLING_QUOTA_IDLE 16
 
@@ -93,6 +104,9 @@ enum {
 	NT_SAMPLE_CLOSE = 2,	/* before this launch, the open window closed:
 				 * unpatch every module, then call
 				 * nt_sampling_window_done() */
+	NT_SAMPLE_TOO_BIG = 4,	/* picked, in the open window, but its grid alone holds
+				 * more than blocks= blocks: not traced (the caller
+				 * says so: NT_SAMPLING_TOO_BIG) */
 };
 
 struct nt_sampling_stats {
@@ -114,6 +128,22 @@ int nt_sampling_parse(const char *policy, struct nt_sampling **out, struct nt_er
  * that does not go back); counts it.  demangled may be NULL.  When memory
  * runs out the launch is not traced. */
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now);
+/* The same for a launch of `blocks` blocks (0: unknown): with blocks=, a
+ * launch of more blocks than that is not traced (NT_SAMPLE_TOO_BIG). */
+int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const char *demangled, int64_t blocks,
+			    double now);
+#define NT_SAMPLING_TOO_BIG "grid of more blocks than a window may hold (the policy's blocks=)"
+
+/* Close the open window at the next decision (NT_SAMPLE_CLOSE then),
+ * whatever its terms say: its records cannot be moved as fast as they
+ * come (the blocks backend's record buffers are full), and a policy that
+ * does not wait (nt_sampling_waits) would rather stop tracing than hold
+ * the program back. */
+void nt_sampling_close_now(struct nt_sampling *s);
+/* 1 when a traced launch should wait for record space rather than close
+ * the window: a policy without window= (`all`, first=, ...: what it asks
+ * for it means); 0 with window= (the default: a window is a sample). */
+int nt_sampling_waits(const struct nt_sampling *s);
 
 /* The modules of the window closed at the last NT_SAMPLE_CLOSE are
  * unpatched, at time now: the switch counts towards budget=. */
@@ -152,8 +182,9 @@ int nt_sampling_open(const struct nt_sampling *s);
 /* Make each window of window=N n phases (n >= 1; 1, the default: none)
  * of N launches each (n x N in all): when a phase has had its N,
  * decide() closes the window (NT_SAMPLE_CLOSE: the caller unpatches
- * every module, as for any close), and the next launch it picks opens it
- * again in the next phase, whatever skip= and budget= say; the last
+ * every module, as for any close), and once nt_sampling_window_done()
+ * says the close is done, the next launch it picks opens it again in the
+ * next phase, whatever skip= and budget= say; the last
  * phase ends with the window.  Only window= ends a phase: a window that
  * closes for another reason (idle=, blocks=, max=) ends in the phase it
  * is in, and a policy without window= has one phase.  How the blocks

@@ -44,7 +44,7 @@ for f in "$c"/map_json/*.json; do
 done
 
 printf 'all' >"$c/sampling/all"
-printf 'all,window=1000,skip=1000,budget=1' >"$c/sampling/default"
+printf 'all,window=1000,skip=1000,blocks=1000000,budget=1' >"$c/sampling/default"
 printf 'all,window=100,blocks=900,budget=5' >"$c/sampling/blocks"
 printf 'first=8,every=1000' >"$c/sampling/per-kernel"
 printf 'window=3,skip=2,idle=5,budget=12.5,max=9' >"$c/sampling/windows"

@@ -211,7 +211,7 @@ static void test_default(void **state)
 
 	(void)state;
 	assert_string_equal(nt_sampling_string(s), NT_SAMPLING_DEFAULT);
-	assert_string_equal(nt_sampling_string(s), "all,window=1000,skip=1000,budget=1");
+	assert_string_equal(nt_sampling_string(s), "all,window=1000,skip=1000,blocks=1000000,budget=1");
 	/* 10 us a launch: the window of 1000 launches takes 10 ms, so the next
 	 * may open once the run is 1 s old */
 	for (int i = 0; i < 200000; i++) {
@@ -318,18 +318,21 @@ static void test_phases(void **state)
 	assert_int_equal(st.windows, 2);	/* phases are not windows */
 	assert_int_equal(st.in_windows, 4000);
 	nt_sampling_free(s);
-	/* window=2, two phases: a kernel the policy does not pick keeps the
-	 * second phase waiting */
+	/* window=2, two phases: the second opens only once the first's close
+	 * is done (its modules unpatched), and a kernel the policy does not
+	 * pick keeps it waiting */
 	s = parse_ok("match=_Z1a*,window=2");
 	nt_sampling_phases(s, 2);
 	{
-		const char *k[] = { "_Z1av", "_Z1av", "_Z1av", "_Z1bv", "_Z1av", "_Z1av", "_Z1av", "_Z1av" };
-		const int want[] = { 1, 1, 2, 0, 1, 1, 2, 0 };
-		const int phase[] = { 0, 0, 1, 1, 1, 1, 0, 0 };
+		const char *k[] = { "_Z1av", "_Z1av", "_Z1av", "_Z1av", "_Z1bv", "_Z1av", "_Z1av", "_Z1av", "_Z1av" };
+		const int want[] = { 1, 1, 2, 0, 0, 1, 1, 2, 0 };
+		const int phase[] = { 0, 0, 1, 1, 1, 1, 1, 0, 0 };
 
-		for (int i = 0; i < 8; i++) {
+		for (int i = 0; i < 9; i++) {
 			assert_int_equal(nt_sampling_decide(s, k[i], NULL, i), want[i]);
 			assert_int_equal(nt_sampling_phase(s), phase[i]);
+			if (i == 3)	/* not before: launch 3 found the close not done */
+				nt_sampling_window_done(s, i);
 		}
 	}
 	nt_sampling_free(s);
@@ -654,6 +657,45 @@ static void test_blocks_cap(void **state)
 	nt_sampling_free(s);
 }
 
+/* blocks= bounds a window in records (issue 32): a launch of more blocks
+ * than that is never traced (NT_SAMPLE_TOO_BIG; the window goes on);
+ * with phases each phase holds blocks= of its own; nt_sampling_close_now
+ * closes the window at the next decision; a window= policy does not wait
+ * for record space, `all` does. */
+static void test_budgeted(void **state)
+{
+	struct nt_sampling *s = parse_ok("all,window=10,blocks=100");
+	const int64_t grid[] = { 60, 150, 60, 60, 60, 60, 60 };
+	const int want[] = { NT_SAMPLE_TRACE, NT_SAMPLE_TOO_BIG, NT_SAMPLE_TRACE, NT_SAMPLE_CLOSE,
+			     NT_SAMPLE_TRACE, NT_SAMPLE_TRACE, NT_SAMPLE_CLOSE };
+	const int phase[] = { 0, 0, 0, 1, 1, 1, 0 };
+
+	(void)state;
+	assert_int_equal(nt_sampling_waits(s), 0);
+	assert_int_equal(nt_sampling_phases(s, 2), 2);
+	for (int i = 0; i < 7; i++) {	/* phase 0: 120 blocks, then phase 1 its own 120 */
+		int d = nt_sampling_decide_grid(s, "_Z1av", NULL, grid[i], 0.0);
+
+		assert_int_equal(d, want[i]);
+		assert_int_equal(nt_sampling_phase(s), phase[i]);
+		if (d & NT_SAMPLE_TRACE)
+			nt_sampling_blocks(s, grid[i]);
+		if (d & NT_SAMPLE_CLOSE)
+			nt_sampling_window_done(s, 0.0);
+	}
+	nt_sampling_free(s);
+	s = parse_ok("window=10");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_close_now(s);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);	/* one window (no budget=) */
+	nt_sampling_free(s);
+	s = parse_ok("all");
+	assert_int_equal(nt_sampling_waits(s), 1);
+	assert_int_equal(nt_sampling_decide_grid(s, "_Z1av", NULL, 1 << 30, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+}
+
 /* nt_sampling_next_open: when a caller may stop deciding launches, and
  * that the window it then expects opens at that time, not before. */
 static void test_next_open(void **state)
@@ -734,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_name_addresses),
 		cmocka_unit_test(test_blocks_cap),
+		cmocka_unit_test(test_budgeted),
 		cmocka_unit_test(test_next_open),
 	};
 
