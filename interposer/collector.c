@@ -720,6 +720,35 @@ static int scan(struct pending *p)
 	return p->done == p->n;
 }
 
+/* At exit, once it has taken EXIT_PROGRESS_S, a line every
+ * EXIT_PROGRESS_S: the program is done and we are waiting for its last
+ * kernels or writing their records, not hung (a window of many million
+ * blocks took minutes: issue 32).  None under quiet or
+ * NUCATRACE_PROGRESS=0.  Our own write must not leave stderr's error
+ * flag set for the program's exit to find. */
+#define EXIT_PROGRESS_S 2.0
+static int64_t exit_begin_ns;	/* atomic: when the exit began; 0: running */
+
+static void exit_progress(void)
+{
+	static int64_t last_ns;	/* atomic */
+	int64_t t0 = __atomic_load_n(&exit_begin_ns, __ATOMIC_RELAXED), now = (int64_t)(nt_now_s() * 1e9), last;
+	const char *env = getenv("NUCATRACE_PROGRESS");
+	int had;
+
+	last = __atomic_load_n(&last_ns, __ATOMIC_RELAXED);
+	if (!t0 || col.cfg.quiet || (env && !strcmp(env, "0")) || now - t0 < EXIT_PROGRESS_S * 1e9 ||
+	    (last && now - last < EXIT_PROGRESS_S * 1e9) ||
+	    !__atomic_compare_exchange_n(&last_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	had = ferror(stderr);
+	fprintf(stderr, "nucatrace: at exit for %.0f s: %d traced launch%s left to finish on the GPU or write "
+		"into the trace\n", (double)(now - t0) / 1e9, __atomic_load_n(&col.npending, __ATOMIC_RELAXED),
+		__atomic_load_n(&col.npending, __ATOMIC_RELAXED) == 1 ? "" : "es");
+	if (!had)
+		clearerr(stderr);
+}
+
 static void finish(struct pending *p, const char *drop)
 {
 	if (drop)
@@ -729,6 +758,7 @@ static void finish(struct pending *p, const char *drop)
 	p->release(p->cookie);
 	free(p->kernel);
 	free(p);
+	exit_progress();
 }
 
 /* One pass: take the list, finish what is complete, put the rest back
@@ -832,8 +862,10 @@ static int wait_pending(double timeout_s)
 	int left;
 
 	pthread_mutex_lock(&col.lock);
-	while ((left = col.npending) > 0 && nt_now_s() < end)
+	while ((left = col.npending) > 0 && nt_now_s() < end) {
 		wait_progress(5000000);
+		exit_progress();
+	}
 	pthread_mutex_unlock(&col.lock);
 	return left;
 }
@@ -897,6 +929,7 @@ void nt_collector_stop(void)
 	if (!col.started)
 		return;
 	col.run.exit_begin = nt_now_s();
+	__atomic_store_n(&exit_begin_ns, (int64_t)(col.run.exit_begin * 1e9), __ATOMIC_RELAXED);
 	wait_pending(col.cfg.exit_wait_s);
 	pthread_mutex_lock(&col.lock);
 	col.stop = 1;
