@@ -311,14 +311,22 @@ double *nt_report_replay_lat(const struct nt_map *m, int n_sm)
 	return lat;
 }
 
-static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl,
-			       struct nt_report_launch *out)
+/* How a launch's replay went, for accumulate(). */
+enum { REPLAY_NOT, REPLAY_BAD_ROW, REPLAY_ONE_WAVE, REPLAY_OK };
+
+/* Stage 3's work on one launch, into out: its blocks read and replayed.
+ * It only reads the report (its kernel's fit and native time are final
+ * by now), so launches may run on several threads, each with its own
+ * handle on the trace (ts->t); accumulate() adds them up, in order. */
+static int second_pass_launch(struct tstate *ts, const struct ldesc *d, struct nt_report_blocks *bl,
+			      struct nt_report_launch *out)
 {
-	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
+	const struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
+	int how = REPLAY_NOT;
 	struct nt_map *m = nt_report_map(ts, d->device);
 	struct nt_replay_input in = { 0 };
 	struct nt_replay_block *rb = NULL;
-	double *lat = NULL, *offset = NULL, sc;
+	double *lat = NULL, *offset = NULL;
 	struct nt_err err;
 	size_t n;
 	int ret;
@@ -337,13 +345,13 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 	out->entry_only = d->entry_only;
 	if ((ret = nt_report_read_blocks(ts, d, bl, &err)) || !bl->n) {
 		if (ret > 0)
-			skip(&ts->r->traces[ts->trace], bl->why);
+			how = REPLAY_BAD_ROW;
 		snprintf(out->why, sizeof(out->why), "%.191s", ret > 0 ? bl->why : ret ? err.msg : "no blocks");
 		goto out;
 	}
 	out->inferred = bl->inferred;
 	if (d->entry_only && !bl->inferred.inferred) {
-		k->ends_unknown++;
+		how = REPLAY_ONE_WAVE;
 		snprintf(out->why, sizeof(out->why), "entry-only blocks in one wave: no SM started a block "
 			 "after its first %d, so no block's end can be inferred", bl->slots);
 		goto out;
@@ -377,18 +385,40 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 		goto out;
 	}
 	out->ok = 1;
+	how = REPLAY_OK;
 	out->scale = k->native_ns > 0 && k->native_ns < out->r.measured_ns ? k->native_ns / out->r.measured_ns : 1;
-	k->replayed++;
-	k->time_ns += out->r.measured_ns;
-	if (fabs(out->r.error_pct) > k->replay_err_max_pct)
-		k->replay_err_max_pct = fabs(out->r.error_pct);
-	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR) {
+	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR)
 		snprintf(out->why, sizeof(out->why), "replay %.1f%% %s of the measured %.1f us; %.2f waves; "
 			 "block starts off by a median %.1f%% of the makespan", fabs(out->r.error_pct),
 			 out->r.error_pct < 0 ? "short" : "long", out->r.measured_ns / 1e3, out->r.waves,
 			 out->r.start_err_pct);
-		goto out;
-	}
+out:
+	free(rb);
+	free(lat);
+	free(offset);
+	return how;
+}
+
+/* A launch's part of its kernel's and trace's figures (how: what
+ * second_pass_launch returned), in launch order: the sums come out the
+ * same whatever the threads. */
+static void accumulate(struct tstate *ts, const struct ldesc *d, const struct nt_report_launch *out, int how)
+{
+	struct nt_report_kernel *k = &ts->r->kernels[d->kernel];
+	double sc;
+
+	if (how == REPLAY_BAD_ROW)
+		skip(&ts->r->traces[ts->trace], out->why);
+	if (how == REPLAY_ONE_WAVE)
+		k->ends_unknown++;
+	if (how != REPLAY_OK)
+		return;
+	k->replayed++;
+	k->time_ns += out->r.measured_ns;
+	if (fabs(out->r.error_pct) > k->replay_err_max_pct)
+		k->replay_err_max_pct = fabs(out->r.error_pct);
+	if (fabs(out->r.error_pct) > NT_REPORT_MAX_REPLAY_ERR)
+		return;
 	/* in native time where there is one (report.h) */
 	sc = out->scale;
 	k->credible++;
@@ -403,10 +433,6 @@ static void second_pass_launch(struct tstate *ts, const struct ldesc *d, struct 
 		k->rebalance_ns += sc * out->r.rebalance_ns;
 		k->quantisation_ns += sc * out->r.quantisation_ns;
 	}
-out:
-	free(rb);
-	free(lat);
-	free(offset);
 }
 
 /* An integer meta value, -1 when absent or not a number. */
@@ -646,17 +672,93 @@ static int read_fits(struct tstate *ts)
 	return ret;
 }
 
-/* Stage 3, once every kernel has its verdict: the trace's launches
- * replayed into its part of r->launches (a launch that cannot be is
- * left out with why, never an error). */
-static void read_replays(struct tstate *ts)
-{
-	struct nt_report_trace *tr = &ts->r->traces[ts->trace];
-	struct nt_report_blocks bl = { 0 };
+/* Stage 3, once every kernel has its verdict: each trace's launches
+ * replayed into its part of r->launches (a launch that cannot be is left
+ * out with why, never an error), in chunks of consecutive launches that
+ * any thread may take, so that one big trace uses every core (issue 32):
+ * each chunk reads its trace through a handle of its own (a SQLite
+ * connection is one thread's at a time).  Then, trace after trace and
+ * launch after launch, accumulate(). */
+struct replay_chunk {
+	int trace;
+	size_t first, n;	/* the trace's launches first .. first + n - 1 */
+};
 
-	for (size_t i = 0; i < ts->n_ld; i++)
-		second_pass_launch(ts, &ts->ld[i], &bl, &ts->r->launches[tr->first_launch + i]);
+struct replays {
+	struct nt_report *r;
+	struct tstate *ts;
+	struct replay_chunk *chunk;
+	unsigned char *how;	/* per launch of r->launches */
+};
+
+static int replay_chunk(int i, void *arg)
+{
+	struct replays *rp = arg;
+	const struct replay_chunk *c = &rp->chunk[i];
+	struct tstate w = rp->ts[c->trace];	/* read-only but for its trace handle */
+	const struct nt_report_trace *tr = &rp->r->traces[c->trace];
+	struct nt_report_blocks bl = { 0 };
+	struct nt_err err;
+
+	w.err = &w.own_err;
+	if (nt_trace_open(tr->path, &w.t, &err)) {
+		for (size_t j = c->first; j < c->first + c->n; j++) {
+			struct nt_report_launch *out = &rp->r->launches[tr->first_launch + j];
+
+			memset(out, 0, sizeof(*out));
+			out->scale = 1;
+			out->trace = c->trace;
+			out->kernel = w.ld[j].kernel;
+			out->launch = w.ld[j].launch;
+			snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
+		}
+		return 0;
+	}
+	for (size_t j = c->first; j < c->first + c->n; j++)
+		rp->how[tr->first_launch + j] = (unsigned char)second_pass_launch(&w, &w.ld[j], &bl,
+									    &rp->r->launches[tr->first_launch + j]);
 	nt_report_blocks_free(&bl);
+	nt_trace_close(w.t);
+	return 0;
+}
+
+/* Launches per chunk: about four chunks a thread over all the traces,
+ * at least REPLAY_CHUNK_MIN (a chunk opens its trace once). */
+#define REPLAY_CHUNK_MIN 16
+
+static int read_replays(struct nt_report *r, struct tstate *ts, int threads, struct nt_err *err)
+{
+	struct replays rp = { r, ts, NULL, NULL };
+	size_t per, n = 0;
+	int chunks = 0;
+
+	if (threads <= 0)
+		threads = nt_workers_cpus();
+	per = r->n_launches / ((size_t)threads * 4) + 1;
+	if (per < REPLAY_CHUNK_MIN)
+		per = REPLAY_CHUNK_MIN;
+	for (int t = 0; t < r->n_traces; t++)
+		n += (ts[t].n_ld + per - 1) / per;
+	if (n > INT32_MAX)
+		return nt_err_set(err, "out of memory");
+	rp.chunk = calloc(n ? n : 1, sizeof(*rp.chunk));
+	rp.how = calloc(r->n_launches ? r->n_launches : 1, 1);
+	if (!rp.chunk || !rp.how) {
+		free(rp.chunk);
+		free(rp.how);
+		return nt_err_set(err, "out of memory");
+	}
+	for (int t = 0; t < r->n_traces; t++)
+		for (size_t f = 0; f < ts[t].n_ld; f += per)
+			rp.chunk[chunks++] = (struct replay_chunk){ t, f, ts[t].n_ld - f < per ? ts[t].n_ld - f : per };
+	nt_workers_run(chunks, threads, replay_chunk, &rp);
+	for (int t = 0; t < r->n_traces; t++)
+		for (size_t j = 0; j < ts[t].n_ld; j++)
+			accumulate(&ts[t], &ts[t].ld[j], &r->launches[r->traces[t].first_launch + j],
+				   rp.how[r->traces[t].first_launch + j]);
+	free(rp.chunk);
+	free(rp.how);
+	return 0;
 }
 
 static void tstate_close(struct tstate *ts)
@@ -744,14 +846,6 @@ static int stage_fits(int i, void *arg)
 	return read_fits(&b->ts[i]);
 }
 
-static int stage_replays(int i, void *arg)
-{
-	struct build *b = arg;
-
-	read_replays(&b->ts[i]);
-	return 0;
-}
-
 /* One stage over every trace: 0, or -1 with the first failing trace's
  * error (the same whatever the threads, util/workers.h). */
 static int stage(struct build *b, int threads, int (*fn)(int i, void *arg), struct nt_err *err)
@@ -813,7 +907,7 @@ int nt_report_build(const char *const *paths, int n, int threads, int flags, nt_
 		find_maps(&ts[i], get_map, arg);
 	}
 	if (stage(&b, threads, stage_fits, err) || nt_report_judge(r, err) || place_launches(r, ts, err) ||
-	    stage(&b, threads, stage_replays, err))
+	    read_replays(r, ts, threads, err))
 		goto out;
 	program_sums(r);
 	if (nt_report_graphs(r, err) || nt_report_jobs(r, err))

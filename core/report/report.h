@@ -342,8 +342,10 @@ struct nt_report {
 typedef int (*nt_report_map_fn)(const char *uuid, struct nt_map **out, void *arg);
 
 /* The report of n traces, built by up to `threads` threads (0: one per
- * CPU), each working on one trace at a time (util/workers.h): the same
- * report, byte for byte, whatever their number.  get_map is called from
+ * CPU), each reading and fitting one trace at a time, then replaying a
+ * chunk of consecutive launches at a time, of any trace, through a trace
+ * handle of its own (util/workers.h): the same report, byte for byte,
+ * whatever their number.  get_map is called from
  * the calling thread only, in trace order.  0 with *out set, or -1 with
  * err set (the first trace, in order, that failed).  flags:
  * NT_REPORT_NO_PROBE_CORRECTION fits the block times as traced (the probe
