@@ -255,8 +255,8 @@ test-gpu: all $(GPU_PROGS) $(BUILD)/validate $(BUILD)/tests/gpu/stackdump.so $(B
 # make bench's lockstep rings (tests/bench/interposer.py): how many, and
 # the CPUs their main threads and other threads go to once set up
 # (MAIN:OTHERS; unpinned on a machine of fewer than 8 CPUs).  5 rings say
-# little: none's 1% took 60 (docs/results/2026-12-02-session22.md), the
-# default's 3% on the GPU-paced loop 12-18 (2026-12-03-session23.md)
+# little: none's 1% took 60 (docs/results/2026-12-02-none-vs-bare.md), the
+# default's 3% on the GPU-paced loop 12-18 (2026-12-03-default-vs-floor.md)
 LOCKSTEP_REPS ?= 5
 LOCKSTEP_PIN ?= $(shell [ "$$(nproc)" -ge 8 ] && echo 3:4-7)
 bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so sitecost bench-report

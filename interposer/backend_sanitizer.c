@@ -43,7 +43,7 @@
  * ever on a lock that launch held, in one thread as in eight; switching
  * from a thread of our own while the program launched ran kernels into
  * "illegal instruction" and lost traced launches' records
- * (docs/results/2026-12-01-session9.md); and sanitizerPatchModule in the
+ * (docs/results/2026-12-01-switch-safety.md); and sanitizerPatchModule in the
  * launch callback of a kernel launched before waited for ever as well,
  * for a driver lock the launch held, in PyTorch's optimizer step on a
  * stream of its own (session 12, run 5).  So the patches are added to a
@@ -1154,7 +1154,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	 * session 14, run 3), and so, it seems, does being subscribed with
 	 * none enabled: 0.39-0.72 us per empty launch over bare in three
 	 * runs, against -0.18 us with the library loaded and no backend
-	 * (docs/results/2026-12-02-session16.md, run 3). */
+	 * (docs/results/2026-12-02-dark-callbacks.md, run 3). */
 	if (nt_collector_exhausted())
 		return 0;
 	pthread_atfork(NULL, NULL, child_reset);
@@ -1164,7 +1164,7 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	if ((r = nt_san.sanitizerSubscribe(&nt_san.sub, callback, NULL)))
 		return nt_err_set(err, "cannot subscribe to the Compute Sanitizer: %s%s", nt_san_error(r),
 				  r == NT_SAN_ERROR_MAX_LIMIT_REACHED ? " (" NT_ANOTHER_TOOL ")" : "");
-	/* Only the resource callbacks handled (docs/results/2026-12-01-session11.md). */
+	/* Only the resource callbacks handled (docs/results/2026-12-01-triad-subscription.md). */
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
 			goto fail;

@@ -6,7 +6,7 @@
  * CUDA_INJECTION64_PATH at this library (when nothing else is there) and
  * waits: processes that never initialise CUDA (the shell, tools and
  * helpers around a job) start no backend, which cost them 3-6 ms each
- * (docs/results/2026-12-01-session7.md).  When CUDA_INJECTION64_PATH
+ * (docs/results/2026-12-01-gpu-suites.md).  When CUDA_INJECTION64_PATH
  * already names another library, another CUDA tool is attached: warn and
  * step aside.  When this library's own path cannot be found, start at
  * once, as a fallback.  Any failure warns once and leaves the program

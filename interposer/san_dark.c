@@ -5,7 +5,7 @@
  * A launch callback costs the program even when it returns at once: on
  * the H200 host a training loop's step ran 12-27% slower with them on and
  * nothing traced, most of it in the sanitizer's own dispatch, not ours
- * (docs/results/2026-12-02-session15.md, run 4).  The policy's windows
+ * (docs/results/2026-12-02-probe-cost.md, run 4).  The policy's windows
  * take at most budget= of the run's time (trace/sampling.h), so between
  * them there is nothing to decide until a known time, or ever: the
  * callbacks go off, and the collector's thread turns them back on then.

@@ -195,7 +195,7 @@ void nt_san_patch_wanted(void)
  * module loads, in the module callback: never in a launch callback, where
  * sanitizerAddPatches waited on the H200 for a driver lock that the
  * launch itself held (every process hung at its first traced launch,
- * docs/results/2026-12-01-session9.md).  Nothing waits here either: the
+ * docs/results/2026-12-01-switch-safety.md).  Nothing waits here either: the
  * module of the patches, loading, calls us again and finds it under way. */
 void nt_san_context_patches(CUcontext ctx)
 {

@@ -3,7 +3,7 @@
  * nodes of one kernel in a graph launch take the per-function data it
  * has when the graph is queued: on the H200 two nodes of one kernel got
  * the data the second was given, and per-launch data set in a node's
- * callback did no better (docs/results/2026-12-01-session10.md).  So a
+ * callback did no better (docs/results/2026-12-01-graph-nodes-noise.md).  So a
  * traced node launch's data is a table, one per graph exec and kernel,
  * in device memory: from the node's %gridid + 1, which a graph launch's
  * node launches do not share, to that launch's descriptor (NULL: it

@@ -6,7 +6,7 @@ configurations interleaved repetition by repetition (bare, none, default,
 table gives every median and its ratio to bare, then each repetition's
 ratio to the bare run of its round (median and range): on a shared host
 the PyTorch loop's step time drifts by 15% between runs of one
-configuration (docs/results/2026-12-01-session10.md), and the range shows
+configuration (docs/results/2026-12-01-graph-nodes-noise.md), and the range shows
 it.  What is timed:
 
   train     tests/gpu/progs/torch_train.py: a PyTorch training loop
@@ -59,8 +59,8 @@ statistics of the paired ratios, the sign test's: with 5 repetitions
 the interval is their range, 94%).  --goal CONFIG=RATIO (e.g. none=1.01)
 says of each metric whether the interval shows the goal met (upper end
 at or below it), missed (lower end above it) or neither: on a shared
-host a training loop's runs vary by 15-35% (docs/results/2026-12-01-
-session12.md), and then neither is the honest answer.  --pin CPUS runs
+host a training loop's runs vary by 15-35% (docs/results/
+2026-12-01-crash-fixes.md), and then neither is the honest answer.  --pin CPUS runs
 every program on those CPUs only (taskset), to see whether the drift
 between runs is the scheduler's.
 
@@ -91,7 +91,7 @@ program's main thread to the CPUs MAIN and its other threads to OTHERS:
 the step's host work then runs on the same CPU in every program (threads
 the main thread starts later, such as PyTorch's autograd device threads
 at the first backward pass, inherit MAIN).  In session 21
-(docs/results/2026-12-02-session21.md) the control's ratios had a
+(docs/results/2026-12-02-lockstep-pinned.md) the control's ratios had a
 standard deviation of 0.022 and 0.026 unpinned (two runs, 4 pairs each),
 0.016 and 0.011 with both programs on one CPU (6 and 10 pairs), and
 0.009 in rings with the main threads on one CPU (7 rings); the two

@@ -305,7 +305,7 @@ check run-calibrates-first calibrates_first
 check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
 # Last: 8 threads x 4 streams hung with on-demand patching on the H200
 # until modules were switched only in the callbacks of a loaded kernel's
-# launch, one thread at a time (docs/results/2026-12-01-session9.md); a
+# launch, one thread at a time (docs/results/2026-12-01-switch-safety.md); a
 # hang here stops nothing else.
 check threads-streams traced streams all 1 "$B/tests/gpu/streams"
 echo "interposer: $pass passed, $fail failed"

@@ -18,7 +18,7 @@
  *                   created out since: that one cost the 3.5%)
  *
  * The triad with nothing patched ran 3.5% slower per launch under
- * libnucatrace's `none` (docs/results/2026-12-01-session9.md): running
+ * libnucatrace's `none` (docs/results/2026-12-01-switch-safety.md): running
  * it under each set says which part of the subscription costs that.
  *
  *   CUDA_INJECTION64_PATH=build/tests/gpu/subcost.so SUBCOST=launch build/tests/gpu/triad 200

@@ -1,5 +1,5 @@
 // What blocks mode does with graphs beyond graphs.cu (tests/gpu/interposer.sh,
-// docs/results/2026-12-01-session11.md), one part per argument:
+// docs/results/2026-12-01-triad-subscription.md), one part per argument:
 //   execs N    N graph execs of two kernel nodes (made by stream capture),
 //              each launched once and destroyed at once, its launch still
 //              queued: the node tables go with their exec

@@ -1,7 +1,7 @@
 #!/bin/sh
 # session 20 run 2: where the eager loop's dark-state cost comes from
-# (docs/results/2026-12-02-session20.md).  build: main; build-x: main with
-# docs/results/2026-12-02-session20/knobs.patch applied.
+# (docs/results/2026-12-02-sanitizer-floor.md).  build: main; build-x: main with
+# docs/results/2026-12-02-sanitizer-floor/knobs.patch applied.
 RO=$OUT
 T0=$(date +%s)
 rm -rf /tmp/L; mkdir -p /tmp/L/o
@@ -17,5 +17,5 @@ echo "triad bare: $(build/tests/gpu/triad 50 | tr '\n' ' ')"
 echo "triad resub: $(NUCATRACE_X_RESUB=1 build-x/nucatrace $NT --sample all,window=10,skip=1000 -- build/tests/gpu/triad 50 2>&1 | tr '\n' ' ')"
 echo "launches resub: $(NUCATRACE_X_RESUB=1 build-x/nucatrace $NT --sample all,window=10,skip=1000 -- build/tests/gpu/bench launches 100000 2>&1 | tr '\n' ' ')"
 echo "launches bare: $(build/tests/gpu/bench launches 100000 2>&1 | tr '\n' ' ')"
-timeout $((560 - ($(date +%s) - T0))) python3 docs/results/2026-12-02-session20/run2.py 4 control,subscribed,onewin-unsub,onewin-resub > /tmp/L/pairs.txt 2> /tmp/L/pairs.err
+timeout $((560 - ($(date +%s) - T0))) python3 docs/results/2026-12-02-sanitizer-floor/run2.py 4 control,subscribed,onewin-unsub,onewin-resub > /tmp/L/pairs.txt 2> /tmp/L/pairs.err
 cat /tmp/L/pairs.txt; grep -v steps_ms /tmp/L/pairs.err | tail -30; echo "t=$(( $(date +%s) - T0 ))"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # session 20 run 1: where the eager loop's dark-state cost comes from
-# (docs/results/2026-12-02-session20.md; run 1 ran run2.py before its control
+# (docs/results/2026-12-02-sanitizer-floor.md; run 1 ran run2.py before its control
 # and onewin-resub cases were added).  build: main; build-x: main with
-# docs/results/2026-12-02-session20/knobs.patch applied.
+# docs/results/2026-12-02-sanitizer-floor/knobs.patch applied.
 RO=$OUT
 T0=$(date +%s)
 rm -rf /tmp/L; mkdir -p /tmp/L/o
@@ -28,5 +28,5 @@ for r in 1 2; do
   rm -rf /tmp/L/o/*
 done 2>&1 | tee /tmp/L/micro.txt
 echo "t=$(( $(date +%s) - T0 ))"
-timeout $((560 - ($(date +%s) - T0))) python3 docs/results/2026-12-02-session20/run2.py 2 > /tmp/L/pairs.txt 2> /tmp/L/pairs.err
+timeout $((560 - ($(date +%s) - T0))) python3 docs/results/2026-12-02-sanitizer-floor/run2.py 2 > /tmp/L/pairs.txt 2> /tmp/L/pairs.err
 cat /tmp/L/pairs.txt; grep -v steps_ms /tmp/L/pairs.err | tail -30; echo "t=$(( $(date +%s) - T0 ))"
