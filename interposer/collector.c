@@ -732,19 +732,23 @@ static int64_t exit_begin_ns;	/* atomic: when the exit began; 0: running */
 static void exit_progress(void)
 {
 	static int64_t last_ns;	/* atomic */
-	int64_t t0 = __atomic_load_n(&exit_begin_ns, __ATOMIC_RELAXED), now = (int64_t)(nt_now_s() * 1e9), last;
-	const char *env = getenv("NUCATRACE_PROGRESS");
-	int had;
+	int64_t t0 = __atomic_load_n(&exit_begin_ns, __ATOMIC_RELAXED), now, last;
+	const char *env;
+	int had, left;
 
+	if (!t0)	/* running: every traced launch's finish() comes here */
+		return;
+	now = (int64_t)(nt_now_s() * 1e9);
 	last = __atomic_load_n(&last_ns, __ATOMIC_RELAXED);
-	if (!t0 || col.cfg.quiet || (env && !strcmp(env, "0")) || now - t0 < EXIT_PROGRESS_S * 1e9 ||
+	env = getenv("NUCATRACE_PROGRESS");
+	if (col.cfg.quiet || (env && !strcmp(env, "0")) || now - t0 < EXIT_PROGRESS_S * 1e9 ||
 	    (last && now - last < EXIT_PROGRESS_S * 1e9) ||
 	    !__atomic_compare_exchange_n(&last_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
+	left = __atomic_load_n(&col.npending, __ATOMIC_RELAXED);
 	had = ferror(stderr);
 	fprintf(stderr, "nucatrace: at exit for %.0f s: %d traced launch%s left to finish on the GPU or write "
-		"into the trace\n", (double)(now - t0) / 1e9, __atomic_load_n(&col.npending, __ATOMIC_RELAXED),
-		__atomic_load_n(&col.npending, __ATOMIC_RELAXED) == 1 ? "" : "es");
+		"into the trace\n", (double)(now - t0) / 1e9, left, left == 1 ? "" : "es");
 	if (!had)
 		clearerr(stderr);
 }

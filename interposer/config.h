@@ -49,11 +49,11 @@
  * (docs/interposer.md, "Entry-only tracing").  FULL: entry and exit,
  * every block's start and end measured.  ENTRY: entry only, ends
  * inferred by the report (core/report/infer.h), about 0.1 us a block
- * instead of 5.  MIXED (the default): each window= window's first half
- * entry only, its second half full (trace/sampling.h's phases), so a
- * kernel launched in both has inferred block times where it runs in
- * several waves and measured ones where it runs in one; a policy
- * without window= traces full. */
+ * instead of 5.  MIXED (the default): each window= window traced twice
+ * over, its window= launches entry only, then as many full
+ * (trace/sampling.h's phases), so a kernel launched in both has inferred
+ * block times where it runs in several waves and measured ones where it
+ * runs in one; a policy without window= traces full. */
 enum nt_blocks_mode { NT_BLOCKS_FULL, NT_BLOCKS_ENTRY, NT_BLOCKS_MIXED };
 const char *nt_blocks_mode_name(int mode);
 

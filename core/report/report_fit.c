@@ -187,8 +187,9 @@ static int fit_samples(struct tstate *ts, struct nt_report_blocks *bl)
 		for (size_t i = 0; i < ts->n_ld; i++) {
 			size_t ki = (pass ? nk : 0) + (size_t)(ts->ld[i].kernel - ts->k0);
 			int64_t stride = (total[ki] + NT_REPORT_FIT_BLOCKS - 1) / NT_REPORT_FIT_BLOCKS;
+			int entry = ts->ld[i].entry_only != 0;
 
-			if ((ts->ld[i].entry_only ? 1 : 0) == pass || (pass && r->kernels[ts->ld[i].kernel].fit_inferred))
+			if (pass == 0 ? !entry : entry || r->kernels[ts->ld[i].kernel].fit_inferred)
 				continue;
 			if (seen[ki]++ % (stride > 0 ? stride : 1))
 				continue;

@@ -9,8 +9,7 @@ RO=${OUT:-/tmp/out}
 W=/tmp/E
 rm -rf $W && mkdir -p $W
 trap 'tar czf $RO/entry.tgz --exclude="*.sqlite" --exclude="*.csv" --exclude="*.bin" --exclude="store.db*" -C /tmp E' EXIT
-{ date -u +%FT%TZ; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.sm,temperature.gpu --format=csv,noheader;
-  nproc; git log -1 --format=%h 2>/dev/null; python3 -c 'import torch; print(torch.__version__)'; } >$W/gpu.txt 2>&1
+sh tests/gpu/gpuinfo.sh >$W/gpu.txt
 cat $W/gpu.txt
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/devlibs
 make -s sitecost >$W/make-sitecost.log 2>&1 || { echo "make sitecost failed"; tail $W/make-sitecost.log; }

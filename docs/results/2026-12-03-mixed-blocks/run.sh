@@ -19,8 +19,7 @@ RO=${OUT:-/tmp/out}
 W=/tmp/M
 rm -rf $W && mkdir -p $W
 trap 'tar czf $RO/mixed.tgz --exclude="*.sqlite" --exclude="*.csv" --exclude="*.bin" --exclude="store.db*" -C /tmp M' EXIT
-{ date -u +%FT%TZ; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.sm,temperature.gpu --format=csv,noheader;
-  nproc; git log -1 --format=%h 2>/dev/null; python3 -c 'import torch; print(torch.__version__)'; } >$W/gpu.txt 2>&1
+sh tests/gpu/gpuinfo.sh >$W/gpu.txt
 cat $W/gpu.txt
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/build/devlibs
 for s in "$@"; do
