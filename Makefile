@@ -18,7 +18,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter $(WERROR_FLAG) $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
-LDLIBS   += -lsqlite3 -lelf -lm -ldl -lpthread
+LDLIBS   += -lsqlite3 -lelf -lzstd -lm -ldl -lpthread
 
 # Device code: native SASS for Turing..Hopper, PTX for anything newer.
 # (CUDA 13's nvcc cannot target compute capability 7.0/7.2.)
@@ -104,10 +104,11 @@ $(BUILD)/kernels/patch.fatbin: kernels/patch.cu kernels/blockrec.h
 $(BUILD)/kernels/patch_blob.o: kernels/blob.S $(BUILD)/kernels/patch.fatbin
 	$(CC) -c -fPIC -DBLOB_SYMBOL=nt_patch_fatbin -DBLOB_FILE='"$(BUILD)/kernels/patch.fatbin"' -o $@ $<
 
-# SQLite is linked in, its symbols hidden: the program may carry its own
-# SQLite (another version, other options), and ours must not meet it.
+# SQLite and zstd are linked in, their symbols hidden: the program may
+# carry its own (another version, other options), and ours must not meet
+# it.
 # (Debian's libelf.a is not position-independent: libelf stays shared.)
-SO_LDLIBS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -lsqlite3 -Wl,-Bdynamic -lelf -lm -ldl -lpthread
+SO_LDLIBS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -lsqlite3 -lzstd -Wl,-Bdynamic -lelf -lm -ldl -lpthread
 $(BUILD)/libnucatrace.so: $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a interposer/libnucatrace.map
 	$(CC) $(call NOSAN,$(LDFLAGS)) -shared -Wl,--version-script=interposer/libnucatrace.map -Wl,-z,defs \
 		-o $@ $(PIC_SO) $(BUILD)/kernels/patch_blob.o $(BUILD)/libntcore_pic.a $(SO_LDLIBS)
@@ -267,6 +268,8 @@ bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so sitecost bench-report
 	@BUILD=$(BUILD) python3 tests/bench/sites.py
 	@# the default policy on a STREAM-style size sweep against plain (issue 32's goals)
 	@BUILD=$(BUILD) python3 tests/bench/stream_sweep.py
+	@# block records from the GPU into the trace: the triad loop under all (issue 32's goals)
+	@BUILD=$(BUILD) python3 tests/bench/records.py
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
 	@# the eager loop's goals, each run in turns with bare ones (host drift cancels),
 	@# host-bound (train-long) and paced by the GPU (train-gpu-long);

@@ -216,6 +216,8 @@ static void start_thread(void)
 	sigdelset(&all, SIGABRT);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&col.thread, NULL, drain_thread, NULL);
+	if (!r)	/* here, not later (packpool.h says why) */
+		nt_sink_start_threads(col.sink);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		nt_warn("cannot start the collector thread: %s", strerror(r));

@@ -96,6 +96,7 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	if (c->buffer_max < c->buffer_blocks)
 		c->buffer_max = c->buffer_blocks;
 	integer(get, warn, "NUCATRACE_GRAPH_TABLES", 1, 1 << 20, &c->graph_tables_mib);
+	integer(get, warn, "NUCATRACE_PACK_THREADS", 0, 64, &c->pack_threads);
 	seconds(get, warn, "NUCATRACE_WAIT", 3600, &c->wait_s);
 	seconds(get, warn, "NUCATRACE_EXIT_WAIT", 3600, &c->exit_wait_s);
 	c->quiet = get("NUCATRACE_QUIET") != NULL;

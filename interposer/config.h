@@ -27,6 +27,13 @@
  *   NUCATRACE_GRAPH_TABLES    MiB of device memory for CUDA graph node
  *                             tables (interposer/san_nodes.c; default 64):
  *                             beyond, nodes of new tables are dropped
+ *   NUCATRACE_PACK_THREADS    blocks mode: threads that pack block records
+ *                             beside the collector's (interposer/
+ *                             packpool.h; default 0: the collector packs
+ *                             alone; at most 64).  Not yet the default:
+ *                             the first build of them hung the program on
+ *                             the H200 (docs/results/2026-12-03-packed-
+ *                             records.md), the fix is unproven there
  *   NUCATRACE_QUIET           no summary or warnings on stderr
  *   NUCATRACE_COUNT_ALL       blocks mode: the launch callbacks stay on
  *                             between sampling windows, so that every
@@ -68,6 +75,7 @@ struct nt_config {
 	double wait_s;		/* how long a launch may wait for buffer space */
 	double exit_wait_s;	/* how long exit waits for pending launches */
 	uint32_t graph_tables_mib;	/* device memory for graph node tables */
+	uint32_t pack_threads;	/* helpers packing block records */
 	int quiet;		/* no summary on stderr */
 	int count_all;		/* launch callbacks on between windows */
 };

@@ -13,6 +13,7 @@
 #include "devices.h"
 #include "entryrec.h"
 #include "kattrs.h"
+#include "packpool.h"
 #include "summary.h"
 #include "trace/trace.h"
 #include "trace/trace_name.h"
@@ -51,6 +52,21 @@ struct drop_reason {
 	UT_hash_handle hh;
 };
 
+/* Records a chunk the sink packs: a big launch's chunks are packed on
+ * several threads at once (a launch of 262,144 blocks in 16). */
+#define SINK_CHUNK 16384
+
+/* A slice of a launch's records and, once packed, its chunk. */
+struct pack_item {
+	const volatile struct nt_block_rec *rec;	/* the launch's records */
+	uint32_t first, n;
+	int entry_only;
+	int64_t t0, t1;		/* first start; last end (entry-only: start) */
+	void *data;
+	size_t len;
+};
+
+
 struct nt_sink {
 	struct nt_config cfg;
 	char backend[16], sampling[512];
@@ -60,9 +76,12 @@ struct nt_sink {
 	int write_failed;	/* a write to the open trace failed */
 	double tx_since;
 	struct kernel_entry *kernels;
-	struct nt_trace_block *blocks;
-	size_t blocks_cap;
+	struct nt_packpool *pool;	/* made at the first traced launch */
+	struct pack_item *items;
+	size_t items_cap;
 	uint64_t n_traced, n_blocks, n_dropped, n_native;
+	uint64_t n_packed_bytes;	/* the block records' bytes in the trace */
+	double pack_s;		/* packing them (the collector's wait) */
 	uint64_t n_entry_only;	/* traced launches with starts only */
 	struct drop_reason *reasons;
 	unsigned n_reasons;
@@ -258,6 +277,80 @@ static void launch_row(const struct nt_launch_info *l, uint64_t seq, const struc
 	tl->graph_launch = l->graph_launch;
 }
 
+/* Pack item i of a launch's records (packpool.h): its slice decoded
+ * into scratch, its first and last times noted, packed into a copy of
+ * its own. */
+static int pack_item(size_t i, void *arg, struct nt_blockpack *p, struct nt_trace_block *scratch)
+{
+	struct pack_item *it = &((struct pack_item *)arg)[i];
+	const void *data;
+	struct nt_err err;
+
+	it->t0 = INT64_MAX;
+	it->t1 = INT64_MIN;
+	for (uint32_t j = 0; j < it->n; j++) {
+		struct nt_trace_block *b = &scratch[j];
+		uint32_t k = it->first + j;
+
+		b->launch = NT_TRACE_UNKNOWN;
+		b->block = k;
+		if (it->entry_only) {
+			nt_entry_decode((const volatile struct nt_entry_rec *)it->rec + k, b);
+		} else {
+			b->sm = (int32_t)it->rec[k].smid;
+			b->warps = (int32_t)it->rec[k].warps;
+			b->t_start_ns = (int64_t)it->rec[k].t_start;
+			b->t_end_ns = (int64_t)it->rec[k].t_end;
+			b->c_start = (int64_t)it->rec[k].c_start;
+			b->c_end = (int64_t)it->rec[k].c_end;
+		}
+		if (b->t_start_ns < it->t0)
+			it->t0 = b->t_start_ns;
+		/* entry-only: the summary's time runs to the last start */
+		if ((it->entry_only ? b->t_start_ns : b->t_end_ns) > it->t1)
+			it->t1 = it->entry_only ? b->t_start_ns : b->t_end_ns;
+	}
+	if (nt_blockpack_pack(p, scratch, it->n, &data, &it->len, &err) || !(it->data = malloc(it->len)))
+		return -1;
+	memcpy(it->data, data, it->len);
+	return 0;
+}
+
+/* The launch's records in SINK_CHUNK slices, packed on the pool's
+ * threads; items[] filled, their data for the caller to free. */
+static int pack_launch(struct nt_sink *s, const struct nt_launch_info *l, const volatile struct nt_block_rec *rec,
+		       uint32_t n, size_t *n_items)
+{
+	size_t k = (n + SINK_CHUNK - 1) / SINK_CHUNK;
+
+	*n_items = 0;
+	if (k > s->items_cap) {
+		struct pack_item *it = realloc(s->items, k * sizeof(*it));
+
+		if (!it)
+			return -1;
+		s->items = it;
+		s->items_cap = k;
+	}
+	if (!s->pool && !(s->pool = nt_packpool_new(0)))
+		return -1;
+	for (size_t i = 0; i < k; i++)
+		s->items[i] = (struct pack_item){ .rec = rec, .first = (uint32_t)(i * SINK_CHUNK),
+						  .n = (uint32_t)(n - i * SINK_CHUNK < SINK_CHUNK ?
+								  n - i * SINK_CHUNK : SINK_CHUNK),
+						  .entry_only = l->entry_only };
+	*n_items = k;
+	return nt_packpool_run(s->pool, k, pack_item, s->items);
+}
+
+void nt_sink_start_threads(struct nt_sink *s)
+{
+	if (!s || s->pool || strcmp(s->backend, "blocks") || !s->cfg.pack_threads)
+		return;
+	if ((s->pool = nt_packpool_new((int)s->cfg.pack_threads)))
+		nt_packpool_start(s->pool);
+}
+
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
 		   const volatile struct nt_block_rec *rec, uint32_t n)
 {
@@ -266,37 +359,21 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	struct kernel_entry *k;
 	struct nt_err err;
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+	size_t items = 0;
 	double w0;
+	int ret = -1;
 
 	if (begin(s))
 		return -1;
-	if (n > s->blocks_cap) {
-		struct nt_trace_block *b = realloc(s->blocks, n * sizeof(*b));
-
-		if (!b)
-			return -1;
-		s->blocks = b;
-		s->blocks_cap = n;
+	w0 = nt_now_s();
+	if (pack_launch(s, l, rec, n, &items)) {
+		write_error(s, "out of memory packing block records");
+		goto out;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct nt_trace_block *b = &s->blocks[i];
-
-		b->block = i;
-		if (l->entry_only) {
-			nt_entry_decode((const volatile struct nt_entry_rec *)rec + i, b);
-		} else {
-			b->sm = (int32_t)rec[i].smid;
-			b->warps = (int32_t)rec[i].warps;
-			b->t_start_ns = (int64_t)rec[i].t_start;
-			b->t_end_ns = (int64_t)rec[i].t_end;
-			b->c_start = (int64_t)rec[i].c_start;
-			b->c_end = (int64_t)rec[i].c_end;
-		}
-		if (b->t_start_ns < t0)
-			t0 = b->t_start_ns;
-		/* entry-only: the summary's time runs to the last start */
-		if ((l->entry_only ? b->t_start_ns : b->t_end_ns) > t1)
-			t1 = l->entry_only ? b->t_start_ns : b->t_end_ns;
+	s->pack_s += nt_now_s() - w0;
+	for (size_t i = 0; i < items; i++) {
+		t0 = s->items[i].t0 < t0 ? s->items[i].t0 : t0;
+		t1 = s->items[i].t1 > t1 ? s->items[i].t1 : t1;
 	}
 	nt_devices_note(s->devices, s->t, l->device);
 	k = kernel_of(s, l->kernel, NULL);
@@ -312,20 +389,33 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 	/* entry-only: when the last block ended is not known */
 	tl.t_end_ns = n && !l->entry_only ? t1 : NT_TRACE_UNKNOWN;
 	w0 = nt_now_s();
-	if (nt_trace_add_launch(s->t, &tl, &err) || nt_trace_add_blocks(s->t, tl.launch, s->blocks, n, &err)) {
+	if (nt_trace_add_launch(s->t, &tl, &err)) {
 		write_error(s, err.msg);
-		return -1;
+		goto out;
 	}
+	for (size_t i = 0; i < items; i++)
+		if (nt_trace_add_chunk(s->t, tl.launch, s->items[i].n, s->items[i].data, s->items[i].len, &err)) {
+			write_error(s, err.msg);
+			goto out;
+		}
 	s->write_s += nt_now_s() - w0;
 	s->n_traced++;
 	s->n_entry_only += l->entry_only != 0;
 	s->n_blocks += n;
+	for (size_t i = 0; i < items; i++)
+		s->n_packed_bytes += s->items[i].len;
 	if (k) {
 		k->k.launches++;
 		k->k.blocks += n;
 		k->k.ns += n ? t1 - t0 : 0;
 	}
-	return 0;
+	ret = 0;
+out:
+	for (size_t i = 0; i < items; i++) {
+		free(s->items[i].data);
+		s->items[i].data = NULL;
+	}
+	return ret;
 }
 
 int nt_sink_kernel(struct nt_sink *s, uint64_t seq, const struct nt_kernel_record *r)
@@ -515,6 +605,9 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "modules", run->modules);
 	set_seconds(s, "module_s", run->module_s);
 	set_seconds(s, "write_s", s->write_s);
+	set_seconds(s, "pack_s", s->pack_s);
+	set_u64(s, "pack_threads", (uint64_t)nt_packpool_threads(s->pool) + 1);
+	set_u64(s, "block_bytes", s->n_packed_bytes);
 }
 
 int nt_sink_failed(const struct nt_sink *s)
@@ -545,7 +638,8 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 					  .entry_only = s->n_entry_only ? s->n_entry_only < s->n_traced ? 2 : 1 : 0,
 					  .run = run, .traced = s->n_traced,
 					  .blocks = s->n_blocks, .dropped = s->n_dropped,
-					  .native = s->n_native, .write_s = s->write_s,
+					  .native = s->n_native, .pack_s = s->pack_s, .write_s = s->write_s,
+					  .block_bytes = s->n_packed_bytes,
 					  .missing_maps = nt_devices_missing_maps(s->devices),
 					  .path = s->t ? s->path : NULL, .incomplete = s->write_failed };
 		size_t n = HASH_COUNT(s->kernels), i = 0;
@@ -589,7 +683,8 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 	}
 	nt_devices_free(s->devices);
 	failed = s->write_failed;
-	free(s->blocks);
+	nt_packpool_free(s->pool);
+	free(s->items);
 	free(s);
 	return failed;
 }

@@ -55,6 +55,11 @@ struct nt_sink;
 struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, const char *sampling,
 			    struct nt_err *err);
 
+/* Blocks backend: start the threads that pack block records beside the
+ * collector's (interposer/packpool.h), where the collector's thread
+ * starts; until then (and in kernels mode) the collector packs alone. */
+void nt_sink_start_threads(struct nt_sink *s);
+
 /* A finished traced launch and its n block records. */
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
 		   const volatile struct nt_block_rec *rec, uint32_t n);

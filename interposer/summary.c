@@ -111,11 +111,13 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->unpatches, run->unpatch_s, s->native);
 		/* what tracing cost the program's own wall time, where it goes */
 		fprintf(f, "nucatrace: own time: %" PRIu64 " callbacks %.3f s (about %" PRIu64 " at launches, "
-			   "%.3f s; %" PRIu64 " module loads, %.3f s); %" PRIu64 " block records written in %.3f s",
+			   "%.3f s; %" PRIu64 " module loads, %.3f s); %" PRIu64 " block records packed in %.3f s "
+			   "and written in %.3f s",
 			run->callbacks, run->callback_ns / 1e9, run->launch_callbacks, run->launch_callback_ns / 1e9,
-			run->modules, run->module_s, s->blocks, s->write_s);
-		if (s->blocks && s->write_s > 0)
-			fprintf(f, " (%.2f million a second)", s->blocks / s->write_s / 1e6);
+			run->modules, run->module_s, s->blocks, s->pack_s, s->write_s);
+		if (s->blocks && s->pack_s + s->write_s > 0)
+			fprintf(f, " (%.2f million a second, %.1f bytes each)", s->blocks / (s->pack_s + s->write_s) / 1e6,
+				(double)s->block_bytes / (double)s->blocks);
 		if (run->exit_begin > 0)
 			fprintf(f, "; at exit %.3f s so far", nt_now_s() - run->exit_begin);
 		fputc('\n', f);

@@ -24,7 +24,9 @@ struct nt_summary {
 					 * site alone): 0 none, 1 all, 2 some */
 	const struct nt_run_counts *run;
 	uint64_t traced, blocks, dropped, native;
+	double pack_s;			/* packing their block records (blockpack.h) */
 	double write_s;			/* in SQLite for the traced launches */
+	uint64_t block_bytes;		/* the packed records' bytes */
 	const struct nt_sink_kernel *const *kernels;
 	size_t n_kernels;
 	const struct nt_summary_drop *const *drops;	/* by reason, most first */

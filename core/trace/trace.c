@@ -1,5 +1,6 @@
 /* Creating, opening, checking and closing trace files; trace_write.c
  * adds rows, trace_read.c reads them, trace_schema.c knows the tables. */
+#include "trace/blockpack.h"
 #include "trace/trace_impl.h"
 #include "trace/trace_name.h"
 #include "util/infile.h"
@@ -60,6 +61,11 @@ static int stmt_sql(const struct nt_trace *t, enum nt_trace_stmt id, char *buf, 
 		return nt_trace_sql_insert(NT_TB_blocks, 0, NT_TRACE_BLOCK_FEW, buf, len);
 	case NT_ST_BLOCK_GET:
 		return nt_trace_sql_select(NT_TB_blocks, t->version, "WHERE launch = ?1 ORDER BY block", buf, len);
+	case NT_ST_CHUNK_ADD:
+		return nt_trace_sql_insert(NT_TB_block_chunks, 0, 1, buf, len);
+	case NT_ST_CHUNK_GET:
+		return nt_trace_sql_select(NT_TB_block_chunks, t->version, "WHERE launch = ?1 ORDER BY chunk", buf,
+					   len);
 	case NT_ST_DROP_ADD:
 		return nt_trace_sql_insert(NT_TB_drops, 0, 1, buf, len);
 	case NT_ST_NATIVE_ADD:
@@ -399,6 +405,8 @@ void nt_trace_close(struct nt_trace *t)
 	for (int i = 0; i < NT_ST_COUNT; i++)
 		sqlite3_finalize(t->st[i]);
 	sqlite3_close(t->db);
+	nt_blockpack_free(t->pack);
+	free(t->unpacked);
 	free(t->path);
 	free(t);
 }

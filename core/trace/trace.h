@@ -7,8 +7,8 @@
  * examples.  The file is ours when PRAGMA application_id is
  * NT_TRACE_APP_ID ('NTTR'); PRAGMA user_version is the schema version.
  *
- * Schema (version 3; trace_tables.def has every column and its kind and
- * the version that added it; version 1 and 2 traces read, with the newer
+ * Schema (version 4; trace_tables.def has every column and its kind and
+ * the version that added it; version 1 to 3 traces read, with the newer
  * columns unknown and the newer tables empty):
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT)    -- text values; keys:
@@ -27,10 +27,17 @@
  *       device, context, stream, grid_x/y/z, block_x/y/z, cluster_x/y/z,
  *       dyn_smem, max_blocks_per_sm, traced, blocks, t_start_ns, t_end_ns,
  *       correlation, graph, graph_node, graph_launch (2), entry_only (3))
+ *   block_chunks(chunk PK, launch, blocks, data) (4)
+ *       -- a launch's block records (struct nt_trace_block: block, sm,
+ *       t_start_ns, t_end_ns, c_start, c_end, warps), packed up to
+ *       NT_BLOCKPACK_MAX a chunk (blockpack.h), read in chunk order;
+ *       `nucatrace export --blocks` writes them as CSV rows.  A launch
+ *       with entry_only 1 (entry-only tracing) has no ends: t_end_ns and
+ *       c_end are -1 and warps 0 in its records.
  *   blocks(launch, block, sm, t_start_ns, t_end_ns, c_start, c_end, warps,
- *       PRIMARY KEY(launch, block)) WITHOUT ROWID
- *       -- a launch with entry_only 1 (entry-only tracing) has no ends:
- *       t_end_ns and c_end are -1 and warps 0 in its rows
+ *       PRIMARY KEY(launch, block)) WITHOUT ROWID    -- versions 1 to 3
+ *       only: a row per block record (41-47 bytes each on disk, where a
+ *       packed record takes 2.5-6)
  *   drops(launch, kernel, reason, count)
  *   native(launch PK, kernel, device, grid_x/y/z, block_x/y/z, dyn_smem,
  *       ns) (2)   -- untraced launches timed with events
@@ -58,7 +65,8 @@
  *
  * Reading: nt_trace_open() opens read-only and checks the file; the
  * nt_trace_foreach_*() walk rows in key order with one SQLite cursor
- * (nothing is loaded whole), calling cb per row; a nonzero return from cb
+ * (nothing is loaded whole; blocks one chunk at a time), calling cb per
+ * row; a nonzero return from cb
  * stops the walk and is returned.  Strings (const char *) handed to cb
  * live until cb returns.  The readers also work on a writer.
  *
@@ -76,7 +84,7 @@
 #include <stdint.h>
 
 #define NT_TRACE_APP_ID 0x4E545452	/* 'NTTR' */
-#define NT_TRACE_SCHEMA 3
+#define NT_TRACE_SCHEMA 4
 #define NT_TRACE_FORMAT "nucatrace-trace"
 #define NT_TRACE_UNKNOWN (-1)
 
@@ -189,11 +197,15 @@ int nt_trace_add_map(struct nt_trace *t, const struct nt_map *m, struct nt_err *
 int nt_trace_add_kernel(struct nt_trace *t, const struct nt_trace_kernel *k, int64_t *id,
 			struct nt_err *err);
 int nt_trace_add_launch(struct nt_trace *t, const struct nt_trace_launch *l, struct nt_err *err);
-/* n block records of launch (b[i].launch is not read), many rows per
- * INSERT.  On failure (a block already there) some of them may already
- * be in the open batch. */
+/* n block records of launch (b[i].launch is not read), packed in chunks
+ * in block order (a launch's records may come in several calls: they
+ * read back call by call).  On failure some of them may already be in the open batch. */
 int nt_trace_add_blocks(struct nt_trace *t, int64_t launch, const struct nt_trace_block *b, size_t n,
 			struct nt_err *err);
+/* A chunk of blocks records of launch that blockpack.h packed (the
+ * interposer packs on several threads, then adds here). */
+int nt_trace_add_chunk(struct nt_trace *t, int64_t launch, size_t blocks, const void *data, size_t len,
+		       struct nt_err *err);
 int nt_trace_add_drop(struct nt_trace *t, const struct nt_trace_drop *d, struct nt_err *err);
 int nt_trace_add_native(struct nt_trace *t, const struct nt_trace_native *n, struct nt_err *err);
 

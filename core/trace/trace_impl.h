@@ -23,8 +23,20 @@ struct nt_trace_map_row {
 	const char *uuid, *json;
 };
 
+struct nt_trace_bytes {
+	const void *data;
+	size_t len;
+};
+
+struct nt_trace_chunk_row {
+	int64_t chunk;		/* chosen by SQLite: chunks read in this order */
+	int64_t launch;
+	int64_t blocks;		/* records in it */
+	struct nt_trace_bytes data;	/* blockpack.h */
+};
+
 enum nt_trace_table {
-#define TABLE(name, type, constraints, options, since) NT_TB_##name,
+#define TABLE(name, type, constraints, options, since, until) NT_TB_##name,
 #define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
@@ -48,6 +60,8 @@ enum nt_trace_stmt {
 	NT_ST_BLOCKS_ADD,	/* NT_TRACE_BLOCK_ROWS rows at once */
 	NT_ST_BLOCKS_FEW_ADD,	/* NT_TRACE_BLOCK_FEW rows at once */
 	NT_ST_BLOCK_GET,
+	NT_ST_CHUNK_ADD,
+	NT_ST_CHUNK_GET,
 	NT_ST_DROP_ADD,
 	NT_ST_NATIVE_ADD,
 	NT_ST_COUNT
@@ -64,6 +78,8 @@ struct nt_trace {
 	int writer;
 	int version;		/* the file's schema version */
 	sqlite3_stmt *st[NT_ST_COUNT];
+	struct nt_blockpack *pack;	/* made on first use */
+	struct nt_trace_block *unpacked;	/* NT_BLOCKPACK_MAX, for the kept chunk walk */
 };
 
 /* "trace '<path>': <what>: <sqlite message>", -1 */

@@ -1,6 +1,7 @@
 /* Reading a trace back: meta values, maps, and walks over the tables
  * with one cursor each. */
 #include "map/mapio.h"
+#include "trace/blockpack.h"
 #include "trace/trace_impl.h"
 
 #include <stdio.h>
@@ -216,8 +217,9 @@ static int each_block(sqlite3_stmt *st, struct walk *w)
 	return w->block(&b, w->arg);
 }
 
-int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
-			   int (*cb)(const struct nt_trace_block *, void *), void *arg, struct nt_err *err)
+/* Schema 1-3: a row per block record. */
+static int foreach_row(struct nt_trace *t, int64_t launch, int (*cb)(const struct nt_trace_block *, void *),
+		       void *arg, struct nt_err *err)
 {
 	sqlite3_stmt *st = t->st[NT_ST_BLOCK_GET];
 	int keep = 1;
@@ -238,6 +240,88 @@ int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
 		return -1;
 	sqlite3_bind_int64(st, 1, launch);
 	return walk(t, st, keep, each_block, &(struct walk){ .block = cb, .arg = arg }, "cannot read blocks", err);
+}
+
+/* One chunk row of launch: its records to cb, in order. */
+static int each_chunk(struct nt_trace *t, sqlite3_stmt *st, int64_t launch, struct nt_blockpack *pack,
+		      struct nt_trace_block *buf, int (*cb)(const struct nt_trace_block *, void *), void *arg,
+		      struct nt_err *err)
+{
+	struct nt_trace_chunk_row row;
+	struct nt_err why;
+	size_t n;
+	int ret = 0;
+
+	nt_trace_read_row(st, 0, NT_TB_block_chunks, &row);
+	if (row.blocks < 1 || row.blocks > NT_BLOCKPACK_MAX)
+		return nt_err_set(err, "trace '%s': launch %lld: a block chunk of %lld records (1 to %d)", t->path,
+				  (long long)launch, (long long)row.blocks, NT_BLOCKPACK_MAX);
+	if (nt_blockpack_unpack(pack, row.data.data, row.data.len, buf, (size_t)row.blocks, &n, &why))
+		return nt_err_set(err, "trace '%s': launch %lld: %s", t->path, (long long)launch, why.msg);
+	if (n != (size_t)row.blocks)
+		return nt_err_set(err, "trace '%s': launch %lld: a block chunk of %zu records, not the %lld its "
+				  "row says", t->path, (long long)launch, n, (long long)row.blocks);
+	for (size_t i = 0; i < n && !ret; i++) {
+		buf[i].launch = launch;
+		ret = cb(&buf[i], arg);
+	}
+	return ret;
+}
+
+/* Schema 4 on: chunks, unpacked one at a time into the handle's buffer
+ * (a walk of its own when cb starts another). */
+static int foreach_chunk(struct nt_trace *t, int64_t launch, int (*cb)(const struct nt_trace_block *, void *),
+			 void *arg, struct nt_err *err)
+{
+	sqlite3_stmt *st = t->st[NT_ST_CHUNK_GET];
+	struct nt_blockpack *pack = t->pack;
+	struct nt_trace_block *buf = t->unpacked;
+	int nested = st && sqlite3_stmt_busy(st), rc, ret = -1;
+
+	if (nested) {
+		char sql[2048];
+
+		if (nt_trace_sql_select(NT_TB_block_chunks, t->version, "WHERE launch = ?1 ORDER BY chunk", sql,
+					sizeof(sql)))
+			return nt_err_set(err, "trace '%s': statement too long", t->path);
+		st = prepare(t, sql, err);
+		pack = nt_blockpack_new(NT_BLOCKPACK_LEVEL);
+		buf = malloc(NT_BLOCKPACK_MAX * sizeof(*buf));
+	} else {
+		st = nt_trace_stmt(t, NT_ST_CHUNK_GET, err);
+		if (!t->pack)
+			pack = t->pack = nt_blockpack_new(NT_BLOCKPACK_LEVEL);
+		if (!t->unpacked)
+			buf = t->unpacked = malloc(NT_BLOCKPACK_MAX * sizeof(*buf));
+	}
+	if (!st)
+		goto out;
+	if (!pack || !buf) {
+		nt_err_set(err, "trace '%s': out of memory", t->path);
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, launch);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((ret = each_chunk(t, st, launch, pack, buf, cb, arg, err)))
+			goto out;
+	ret = rc == SQLITE_DONE ? 0 : nt_trace_db_error(t, err, "cannot read blocks");
+out:
+	if (nested) {
+		sqlite3_finalize(st);
+		nt_blockpack_free(pack);
+		free(buf);
+	} else if (st) {
+		sqlite3_reset(st);
+	}
+	return ret;
+}
+
+int nt_trace_foreach_block(struct nt_trace *t, int64_t launch,
+			   int (*cb)(const struct nt_trace_block *, void *), void *arg, struct nt_err *err)
+{
+	if (nt_trace_has_table(NT_TB_blocks, t->version))
+		return foreach_row(t, launch, cb, arg, err);
+	return foreach_chunk(t, launch, cb, arg, err);
 }
 
 static int each_drop(sqlite3_stmt *st, struct walk *w)

@@ -2,11 +2,12 @@
  * trace_tables.def (trace_impl.h says why). */
 #include "trace/trace_impl.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-enum kind { K_END, K_ROWID, K_I32, K_I64, K_I32N, K_I64N, K_U64, K_TEXT, K_PTEXT };
+enum kind { K_END, K_ROWID, K_I32, K_I64, K_I32N, K_I64N, K_U64, K_TEXT, K_PTEXT, K_BLOB };
 
 struct column {
 	const char *name, *decl;
@@ -18,11 +19,11 @@ struct column {
 struct table {
 	const char *name, *constraints, *options;
 	int first;		/* its first column in items[]; they end at a K_END */
-	int since;
+	int since, until;
 };
 
 /* row_<table> is the table's row type, for offsetof() below */
-#define TABLE(name, type, constraints, options, since) typedef type row_##name;
+#define TABLE(name, type, constraints, options, since, until) typedef type row_##name;
 #define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
@@ -32,7 +33,7 @@ struct table {
 
 /* Every row of the .def, in order; the enum gives each its position. */
 enum {
-#define TABLE(name, type, constraints, options, since) ITEM_TABLE_##name,
+#define TABLE(name, type, constraints, options, since, until) ITEM_TABLE_##name,
 #define COL(table, name, decl, kind, member, since) ITEM_##table##_##name,
 #define INDEX(name, sql) ITEM_INDEX_##name,
 #include "trace/trace_tables.def"
@@ -43,7 +44,7 @@ enum {
 };
 
 static const struct column items[] = {
-#define TABLE(name, type, constraints, options, since) { #name, "", K_END, 0, 0, since },
+#define TABLE(name, type, constraints, options, since, until) { #name, "", K_END, 0, 0, since },
 #define COL(table, name, decl, kind, member, since) \
 	{ #name, decl, K_##kind, offsetof(row_##table, member), sizeof(((row_##table *)0)->member), since },
 #define INDEX(name, sql) { #name, sql, K_END, 0, 0, 1 },
@@ -55,8 +56,8 @@ static const struct column items[] = {
 };
 
 static const struct table tables[] = {
-#define TABLE(name, type, constraints, options, since) \
-	{ #name, constraints, options, ITEM_TABLE_##name + 1, since },
+#define TABLE(name, type, constraints, options, since, until) \
+	{ #name, constraints, options, ITEM_TABLE_##name + 1, since, until },
 #define COL(table, name, decl, kind, member, since)
 #define INDEX(name, sql)
 #include "trace/trace_tables.def"
@@ -96,7 +97,7 @@ int nt_trace_sql_columns(enum nt_trace_table tb, int version, const char *alias,
 
 int nt_trace_has_table(enum nt_trace_table tb, int version)
 {
-	return tables[tb].since <= version;
+	return tables[tb].since <= version && (!tables[tb].until || version <= tables[tb].until);
 }
 
 int nt_trace_sql_insert(enum nt_trace_table tb, int replace, int rows, char *buf, size_t len)
@@ -138,6 +139,8 @@ int nt_trace_schema_create(struct nt_trace *t, struct nt_err *err)
 	for (int tb = 0; tb < NT_TB_COUNT; tb++) {
 		const struct table *tab = &tables[tb];
 
+		if (!nt_trace_has_table(tb, NT_TRACE_SCHEMA))
+			continue;
 		sql[0] = '\0';
 		if (append(sql, sizeof(sql), "CREATE TABLE %s(", tab->name))
 			return nt_err_set(err, "trace schema: statement too long");
@@ -166,6 +169,7 @@ int nt_trace_bind_row(sqlite3_stmt *st, int *param, enum nt_trace_table tb, cons
 		int64_t i64;
 		uint64_t u64;
 		const char *s;
+		struct nt_trace_bytes bytes;
 
 		switch (c->kind) {
 		case K_END:
@@ -192,6 +196,11 @@ int nt_trace_bind_row(sqlite3_stmt *st, int *param, enum nt_trace_table tb, cons
 			memcpy(&s, m, sizeof(s));
 			rc = s ? sqlite3_bind_text(st, p, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, p);
 			break;
+		case K_BLOB:
+			memcpy(&bytes, m, sizeof(bytes));
+			rc = bytes.len <= INT_MAX ? sqlite3_bind_blob(st, p, bytes.data ? bytes.data : "", (int)bytes.len,
+								      SQLITE_STATIC) : SQLITE_TOOBIG;
+			break;
 		}
 		p++;
 	}
@@ -209,6 +218,7 @@ int nt_trace_read_row(sqlite3_stmt *st, int col0, enum nt_trace_table tb, void *
 		int32_t i32;
 		int64_t i64;
 		const char *s;
+		struct nt_trace_bytes bytes;
 
 		switch (c->kind) {
 		case K_END:
@@ -232,6 +242,11 @@ int nt_trace_read_row(sqlite3_stmt *st, int col0, enum nt_trace_table tb, void *
 		case K_PTEXT:
 			s = (const char *)sqlite3_column_text(st, col);
 			memcpy(m, &s, sizeof(s));
+			break;
+		case K_BLOB:	/* blob first: column_bytes after it */
+			bytes.data = sqlite3_column_blob(st, col);
+			bytes.len = (size_t)sqlite3_column_bytes(st, col);
+			memcpy(m, &bytes, sizeof(bytes));
 			break;
 		}
 	}

@@ -1,9 +1,11 @@
 /* Adding rows to a trace: each kind through one kept statement. */
 #include "map/mapio.h"
+#include "trace/blockpack.h"
 #include "trace/trace_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Bind row to statement id, step it once, and leave it reset. */
 static int insert(struct nt_trace *t, enum nt_trace_stmt id, enum nt_trace_table tb, const void *row,
@@ -158,11 +160,66 @@ static int add_chunks(struct nt_trace *t, enum nt_trace_stmt id, size_t rows, in
 	return 0;
 }
 
+int nt_trace_add_chunk(struct nt_trace *t, int64_t launch, size_t blocks, const void *data, size_t len,
+		       struct nt_err *err)
+{
+	struct nt_trace_chunk_row row = { 0, launch, (int64_t)blocks, { data, len } };
+	char what[64];
+
+	if (!nt_trace_has_table(NT_TB_block_chunks, t->version))
+		return nt_err_set(err, "trace '%s': schema %d has no block chunks", t->path, t->version);
+	snprintf(what, sizeof(what), "cannot add blocks of launch %lld", (long long)launch);
+	return insert(t, NT_ST_CHUNK_ADD, NT_TB_block_chunks, &row, what, err);
+}
+
+static int by_block(const void *a, const void *b)
+{
+	const struct nt_trace_block *x = a, *y = b;
+
+	return (x->block > y->block) - (x->block < y->block);
+}
+
+/* Schema 4 on: packed, NT_BLOCKPACK_MAX records a chunk, in block order
+ * (as the rows of older versions read back). */
+static int add_packed(struct nt_trace *t, int64_t launch, const struct nt_trace_block *b, size_t n,
+		      struct nt_err *err)
+{
+	struct nt_trace_block *sorted = NULL;
+	int ret = -1;
+
+	for (size_t i = 1; i < n && !sorted; i++)
+		if (b[i].block < b[i - 1].block) {
+			if (!(sorted = malloc(n * sizeof(*b))))
+				return nt_err_set(err, "trace '%s': out of memory", t->path);
+			memcpy(sorted, b, n * sizeof(*b));
+			qsort(sorted, n, sizeof(*b), by_block);
+			b = sorted;
+		}
+	if (!t->pack && !(t->pack = nt_blockpack_new(NT_BLOCKPACK_LEVEL))) {
+		nt_err_set(err, "trace '%s': out of memory", t->path);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i += NT_BLOCKPACK_MAX) {
+		size_t m = n - i < NT_BLOCKPACK_MAX ? n - i : NT_BLOCKPACK_MAX, len;
+		const void *data;
+
+		if (nt_blockpack_pack(t->pack, b + i, m, &data, &len, err) ||
+		    nt_trace_add_chunk(t, launch, m, data, len, err))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(sorted);
+	return ret;
+}
+
 int nt_trace_add_blocks(struct nt_trace *t, int64_t launch, const struct nt_trace_block *b, size_t n,
 			struct nt_err *err)
 {
 	size_t i = 0;
 
+	if (!nt_trace_has_table(NT_TB_blocks, t->version))
+		return add_packed(t, launch, b, n, err);
 	if (add_chunks(t, NT_ST_BLOCKS_ADD, NT_TRACE_BLOCK_ROWS, launch, b, n, &i, err) ||
 	    add_chunks(t, NT_ST_BLOCKS_FEW_ADD, NT_TRACE_BLOCK_FEW, launch, b, n, &i, err))
 		return -1;

@@ -48,7 +48,8 @@ def trace_facts(folder):
         for launch, blocks, grid in db.execute(
                 "select launch, blocks, grid_x * grid_y * grid_z from launches where traced = 1"):
             grids.add(grid)
-            n = db.execute("select count(*) from blocks where launch = ?", (launch,)).fetchone()[0]
+            n = db.execute("select coalesce(sum(blocks), 0) from block_chunks where launch = ?",
+                           (launch,)).fetchone()[0]
             bad += n != blocks or blocks != grid
         db.close()
     return grids, complete, bad

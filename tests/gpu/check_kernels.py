@@ -15,7 +15,8 @@ n, traced, backwards, occ = db.execute(
     " from launches").fetchone()
 if n != want:
     problems.append(f"{n} launches, want {want}")
-if traced or db.execute("select count(*) from blocks").fetchone()[0]:
+chunks = db.execute("select count(*) from sqlite_schema where name = 'block_chunks'").fetchone()[0]
+if traced or db.execute(f"select count(*) from {'block_chunks' if chunks else 'blocks'}").fetchone()[0]:
     problems.append("block records in kernels mode")
 if backwards:
     problems.append(f"{backwards} launches end before they start")

@@ -4,14 +4,15 @@ count, start <= end, block times inside the launch span, warps as many as
 the block has; an entry-only launch (launches.entry_only, NUCATRACE_BLOCKS=entry)
 has no end: its blocks' t_end_ns and c_end are -1 and warps 0, its own end is
 unknown and its start is its first block's.  Usage: check_trace.py TRACE [min_traced_launches] [--smem-may-be-unknown]."""
-import sqlite3
 import sys
+
+import ntblocks
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 smem_may_be_unknown = "--smem-may-be-unknown" in sys.argv
 path = args[0]
 want = int(args[1]) if len(args) > 1 else 1
-db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+db = ntblocks.connect(path)
 meta = dict(db.execute("select key, value from meta"))
 assert meta.get("format") == "nucatrace-trace", meta
 sms = dict(db.execute("select device, sm_count from devices"))

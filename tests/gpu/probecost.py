@@ -11,7 +11,7 @@ its spread over SMs (max - min of the per-SM medians, over their mean)
 and the correlation of the per-SM medians with the trace's L2 latency
 map (r; the issue measured -0.45 for an empty kernel's whole block)."""
 import json
-import sqlite3
+import ntblocks
 import statistics as st
 import sys
 
@@ -33,7 +33,7 @@ def corr(xs, ys):
 
 def main():
     trace, traced, untraced = sys.argv[1:4]
-    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    db = ntblocks.connect(trace)
     row = db.execute("select json from maps").fetchone()
     lat = json.loads(row[0])["chain"] if row else None
     mhz = json.loads(row[0]).get("sm_clock_mhz") if row else None

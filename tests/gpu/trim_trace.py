@@ -52,10 +52,11 @@ for launch, *config in rows:
     elif (span and not span[0] <= launch <= span[1]) or (not span and seen[key] > keep):
         drop.append((launch,))
 if max_blocks is not None:
-    big = {r[0] for r in db.execute("select launch from blocks group by launch having count(*) > ?", (max_blocks,))}
+    big = {r[0] for r in db.execute("select launch from launches where traced = 1 and blocks > ?", (max_blocks,))}
     dropped = {d[0] for d in drop}
     drop += [(launch,) for launch, *_ in rows if launch in big and launch not in dropped]
-db.executemany("delete from blocks where launch = ?", drop)
+packed = db.execute("select count(*) from sqlite_schema where name = 'block_chunks'").fetchone()[0]
+db.executemany(f"delete from {'block_chunks' if packed else 'blocks'} where launch = ?", drop)
 db.executemany("delete from launches where launch = ?", drop)
 if replay is not None:
     how = f"the node launches of launch {replay} of each graph exec kept"
