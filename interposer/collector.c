@@ -215,9 +215,10 @@ static void start_thread(void)
 	sigdelset(&all, SIGTRAP);
 	sigdelset(&all, SIGABRT);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* here, not later (packpool.h says why), and before the collector
+	 * that uses them */
+	nt_sink_start_threads(col.sink);
 	r = pthread_create(&col.thread, NULL, drain_thread, NULL);
-	if (!r)	/* here, not later (packpool.h says why) */
-		nt_sink_start_threads(col.sink);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		nt_warn("cannot start the collector thread: %s", strerror(r));

@@ -56,8 +56,9 @@ struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, co
 			    struct nt_err *err);
 
 /* Blocks backend: start the threads that pack block records beside the
- * collector's (interposer/packpool.h), where the collector's thread
- * starts; until then (and in kernels mode) the collector packs alone. */
+ * collector's (interposer/packpool.h; NUCATRACE_PACK_THREADS of them),
+ * where the collector's thread starts, before it; without them (and in
+ * kernels mode) the collector packs alone. */
 void nt_sink_start_threads(struct nt_sink *s);
 
 /* A finished traced launch and its n block records. */

@@ -172,7 +172,7 @@ int nt_blockpack_pack(struct nt_blockpack *p, const struct nt_trace_block *b, si
 		const struct nt_trace_block *r = &b[i];
 		unsigned lane = (uint32_t)r->sm % LANES;
 
-		o[C_BLOCK] = put_diff(o[C_BLOCK], r->block, prev_block + 1);
+		o[C_BLOCK] = put_diff(o[C_BLOCK], r->block, diff(prev_block, -1));
 		if (flags & F_SM8)
 			*o[C_SM]++ = (uint8_t)r->sm;
 		else
@@ -301,7 +301,7 @@ static int unpack_content(const uint8_t *content, size_t size, struct nt_trace_b
 		unsigned lane;
 
 		r->launch = NT_TRACE_UNKNOWN;
-		if (get_diff(&col[C_BLOCK], prev_block + 1, &r->block))
+		if (get_diff(&col[C_BLOCK], diff(prev_block, -1), &r->block))
 			goto bad;
 		if (flags & F_SM8)
 			sm = *col[C_SM].p++;

@@ -18,7 +18,10 @@
 #             outputs equal to untraced runs, every trace's invariants
 #   sweep     tests/bench/stream_sweep.py: the default policy on a
 #             STREAM-style size sweep against plain and the floor
-# Logs in $OUT/packed.tgz.
+# Logs in $OUT/packed.tgz, packed after each step.  Call 1 ran `records
+# train` with records.py at 400 launches and 3 repetitions (200 s limit)
+# and the logs packed only at exit; call 2 `records train triad` with the
+# train step's check_trace.py unbounded; call 3 `triad train` as here.
 RO=${OUT:-/tmp/out}
 W=/tmp/P
 rm -rf $W && mkdir -p $W
