@@ -9,7 +9,13 @@ repetition by repetition:
   floor    no nucatrace: tests/gpu/subcost.so attached to the Compute
            Sanitizer with nothing enabled (what attaching costs anyone)
   all      nucatrace run --sample all (every launch, both patch sites)
+  all7     the same with NUCATRACE_PACK_THREADS=7 (helpers packing beside
+           the collector; a first build of them stalled such runs on the
+           H200, docs/results/2026-12-03-packed-records.md)
   entry    nucatrace run --sample all --blocks entry (starts only)
+
+A run that takes longer than --limit seconds is killed with its process
+group and reported as stalled (the bench goes on; it exits 1).
 
 For each: the process's wall time (what the user feels), the triad's
 median launch time (instrumented, when traced), and for the traced ones
@@ -26,6 +32,7 @@ import argparse
 import glob
 import os
 import re
+import signal
 import sqlite3
 import statistics as st
 import subprocess
@@ -34,15 +41,22 @@ import tempfile
 import time
 
 
-def run(cmd, env=None):
+def run(cmd, env=None, limit=None):
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **(env or {})}, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"stalled": True, "wall": time.perf_counter() - t0}
     wall = time.perf_counter() - t0
     if p.returncode:
-        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-2000:]}")
-    ms = float(re.search(r"^triad ([\d.]+) ms", p.stdout, re.M)[1])
-    check = re.search(r"^checksum (\S+)", p.stdout, re.M)[1]
-    return {"wall": wall, "ms": ms, "check": check, "stderr": p.stderr}
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{err[-2000:]}")
+    ms = float(re.search(r"^triad ([\d.]+) ms", out, re.M)[1])
+    check = re.search(r"^checksum (\S+)", out, re.M)[1]
+    return {"wall": wall, "ms": ms, "check": check, "stderr": err}
 
 
 def trace_facts(folder):
@@ -65,13 +79,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--launches", type=int, default=400)
+    ap.add_argument("--limit", type=float, default=300, help="seconds a run may take")
+    ap.add_argument("--configs", default="bare,floor,all,entry", help="of bare,floor,all,all7,entry")
     a = ap.parse_args()
     b = os.environ.get("BUILD", "build")
     prog = [f"{b}/tests/gpu/triad", str(a.launches)]
     nt = [f"{b}/nucatrace", "run", "--quiet", "--no-calibrate", "--sample", "all"]
     cfgs = {"bare": (None, {}), "floor": (None, {"CUDA_INJECTION64_PATH": os.path.abspath(f"{b}/tests/gpu/subcost.so"),
                                                   "SUBCOST": "none"}),
-            "all": (nt, {}), "entry": (nt + ["--blocks", "entry"], {})}
+            "all": (nt, {}), "all7": (nt, {"NUCATRACE_PACK_THREADS": "7"}),
+            "entry": (nt + ["--blocks", "entry"], {})}
+    cfgs = {c: cfgs[c] for c in a.configs.split(",")}
     res = {c: [] for c in cfgs}
     order = list(cfgs)
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,20 +97,27 @@ def main():
             for c in order[r % len(order):] + order[:r % len(order)]:
                 pre, env = cfgs[c]
                 if pre is None:
-                    res[c].append(run(prog, env))
+                    res[c].append(run(prog, env, a.limit))
                     continue
                 out = os.path.join(tmp, f"{c}{r}")
-                x = run(pre + ["--output-dir", out, "--"] + prog, env)
-                x.update(trace_facts(out))
+                x = run(pre + ["--output-dir", out, "--"] + prog, env, a.limit)
+                if not x.get("stalled"):
+                    x.update(trace_facts(out))
                 for t in glob.glob(os.path.join(out, "*")):
                     os.remove(t)
                 res[c].append(x)
+    stalled = {c: sum(1 for x in v if x.get("stalled")) for c, v in res.items()}
+    res = {c: [x for x in v if not x.get("stalled")] for c, v in res.items()}
     checks = {x["check"] for v in res.values() for x in v}
-    bare_host = st.median(x["wall"] - a.launches * x["ms"] / 1e3 for x in res["bare"])
+    bare_host = st.median(x["wall"] - a.launches * x["ms"] / 1e3 for x in res.get("bare", [])) if res.get("bare") else 0
     print(f"triad, {a.launches} launches of 262,144 blocks; medians of {a.reps} repetitions in turns")
     print(f"{'config':>7} {'wall s':>7} {'launch ms':>9} {'beyond s':>8} {'M rec/s':>8} {'B/rec':>6} "
           f"{'trace MB':>8} {'pack s':>7} {'sql s':>6} {'threads':>7} whole")
     for c, v in res.items():
+        if stalled[c]:
+            print(f"{c:>7} STALLED in {stalled[c]} of {stalled[c] + len(v)} runs (killed after {a.limit:.0f} s)")
+        if not v:
+            continue
         wall = st.median(x["wall"] for x in v)
         ms = st.median(x["ms"] for x in v)
         line = f"{c:>7} {wall:7.2f} {ms:9.3f}"
@@ -106,7 +131,7 @@ def main():
                      f" {all(x['whole'] and x['complete'] for x in v)}")
         print(line)
     print(f"checksums equal in every run: {len(checks) == 1}")
-    sys.exit(0 if len(checks) == 1 else 1)
+    sys.exit(0 if len(checks) == 1 and not any(stalled.values()) else 1)
 
 
 if __name__ == "__main__":
