@@ -28,7 +28,7 @@ static const char style[] =
 	"h3{font-size:15px;margin-bottom:.3em}\n"
 	"table{border-collapse:collapse;margin:.4em 0}\n"
 	"th,td{padding:2px 8px;border-bottom:1px solid #e4e4e4;text-align:right;vertical-align:top}\n"
-	"td{white-space:nowrap}td.n{white-space:normal;min-width:240px}\n"
+	"td{white-space:nowrap}td.n{white-space:normal;min-width:240px}td.w{white-space:normal;min-width:120px}\n"
 	"th{background:#f2f2f2}.l{text-align:left}.bad{color:#a33}\n"
 	"code{font-size:12px;overflow-wrap:anywhere}\n"
 	"svg{max-width:100%;height:auto}figure{margin:.6em 0 1.2em}figcaption,.note{color:#666}\n"
@@ -472,11 +472,13 @@ static void job(FILE *f, const struct nt_report *r, const struct nt_report_job *
 
 static void kernels(FILE *f, const struct nt_report *r, const int *idx, int shown)
 {
+	/* ten columns, secondary figures under the main ones, so that the
+	 * table fits the page's width (1,120 pixels) */
 	fprintf(f, "<h2>Kernels by recoverable time%s</h2>\n<table>\n<tr><th>#</th>"
-		"<th class=\"l\">kernel</th><th>launches</th><th>blocks</th><th>time ms</th>"
-		"<th class=\"l\">verdict</th><th>ns per cycle [95%% CI]</th><th>effect %%</th>"
-		"<th>p, q</th><th>R&#178;</th><th>lost %%</th><th>recov %%</th>"
-		"<th>tail %%</th><th>persistent %%</th><th>replay error %%</th><th>credible</th></tr>\n",
+		"<th class=\"l\">kernel</th><th>launches<br>blocks</th><th>time ms</th>"
+		"<th class=\"l\">verdict</th><th>ns per cycle [95%% CI]<br>effect %%, p, q, R&#178;</th>"
+		"<th>lost %%</th><th>recov %%</th><th>tail %%<br>persistent %%</th>"
+		"<th>replay error %%<br>credible</th></tr>\n",
 		shown < r->n_kernels ? " (top ones)" : "");
 	for (int i = 0; i < shown; i++) {
 		const struct nt_report_kernel *k = &r->kernels[idx[i]];
@@ -484,14 +486,14 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 
 		fprintf(f, "<tr><td>%d</td><td class=\"l n\">", i + 1);
 		html_esc_short(f, html_kname(k), HTML_NAME_CHARS);
-		fprintf(f, "<br>grid %dx%dx%d, block %dx%dx%d</td><td>%d</td><td>%lld</td><td>%.3f</td>",
+		fprintf(f, "<br>grid %dx%dx%d, block %dx%dx%d</td><td>%d<br>%lld</td><td>%.3f</td>",
 			k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
 			k->launches, (long long)k->blocks, k->time_ns / 1e6);
 		if (fit) {
 			char why[512];
 
 			nt_report_verdict_text(k, why, sizeof(why));
-			fputs("<td class=\"l\"><span title=\"", f);
+			fputs("<td class=\"l w\"><span title=\"", f);
 			nt_xml_escape(f, why);
 			fprintf(f, "\">%s%s%s</span></td><td>", k->sensitive ? "<b>" : "",
 				nt_report_verdict_name(k->verdict), k->sensitive ? "</b>" : "");
@@ -500,21 +502,21 @@ static void kernels(FILE *f, const struct nt_report *r, const int *idx, int show
 			html_num(f, "%.1f", k->fit.slope_lo);
 			fputs(", ", f);
 			html_num(f, "%.1f", k->fit.slope_hi);
-			fputs("]</td><td>", f);
+			fputs("]<br>", f);
 			html_num(f, "%.2f", k->fit.effect_pct);
-			fputs("</td><td>", f);
+			fputs(", ", f);
 			html_num(f, "%.2g", k->fit.p_value);
 			fputs(", ", f);
 			html_num(f, "%.2g", k->q_value);
-			fputs("</td><td>", f);
+			fputs(", ", f);
 			html_num(f, "%.2f", k->fit.r2);
 			fputs("</td>", f);
 		} else {
-			fprintf(f, "<td class=\"l\">%s</td><td class=\"l\" colspan=\"4\">%s</td>",
+			fprintf(f, "<td class=\"l w\">%s</td><td class=\"l w\">%s</td>",
 				k->verdict == NT_VERDICT_NOT_MEASURABLE ? nt_report_verdict_name(k->verdict) : "&#8211;",
 				nt_report_no_fit(k));
 		}
-		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td%s>%d of %d</td></tr>\n",
+		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%.1f<br>%.1f</td><td>%.2f<br><span%s>%d of %d</span></td></tr>\n",
 			pct(k->lost_ns, k->time_ns_credible), pct(k->recoverable_ns, k->time_ns_credible),
 			pct(k->tail_ns, k->time_ns_credible), pct(k->persist_ns, k->time_ns_credible),
 			k->replay_err_max_pct,

@@ -7,7 +7,10 @@
 #   - chromium loads it without a console error ("Uncaught", "ERROR:CONSOLE"),
 #   - the DOM it parsed has as many <svg> as the file and no <script>,
 #   - the screenshot (1400x3000) is not blank: many distinct pixel rows
-#     (python3) or, without python3, a PNG well above a blank page's size.
+#     (python3) or, without python3, a PNG well above a blank page's size,
+#   - the page fits 1,400 pixels' width: no scrolling sideways (a copy of it
+#     with a script that notes the document's width, --dump-dom).
+# The traces: tests/data/traces/*.sqlite and a training step's (.xz).
 # Not part of `make test`: `make test-html`.  Screenshots stay in $OUT
 # (a fresh folder unless set).  Needs chromium (apt-get install chromium).
 set -u
@@ -70,6 +73,14 @@ check() {
 		grep -qi '<script' "$WORK/$name.dom" && why="a <script> in the DOM"
 	fi
 	if [ -z "$why" ]; then
+		sed 's#</body>#<script>document.body.setAttribute("data-fit", document.documentElement.scrollWidth + " " + window.innerWidth)</script></body>#' \
+			"$page" >"$WORK/$name-width.html"
+		fit=$(chrome --dump-dom "file://$WORK/$name-width.html" 2>/dev/null | grep -o 'data-fit="[0-9]* [0-9]*"' |
+			tr -dc '0-9 ')
+		set -- $fit
+		[ $# -eq 2 ] && [ "$1" -le "$2" ] || why="wider than the window: document ${1:-?} px, window ${2:-?} px"
+	fi
+	if [ -z "$why" ]; then
 		if command -v python3 >/dev/null; then
 			n=$(rows "$shot") || n=0
 			[ "$n" -ge 200 ] || why="screenshot looks blank ($n distinct rows)"
@@ -100,6 +111,11 @@ for t in "$root"/tests/data/traces/*.sqlite; do
 	fi
 	check "$name" "$WORK/$name.html"
 done
+
+# A training step under the default (130 kernels, long demangled names).
+xz -dc "$root/tests/data/traces/h200-89a84787-train-mixed.sqlite.xz" >"$WORK/train.sqlite" &&
+	"$NT" report --html "$WORK/train.html" "$WORK/train.sqlite" >/dev/null &&
+	check train "$WORK/train.html" || { fail=$((fail + 1)); echo "FAIL train: no page"; }
 
 # A kernel and GPU named like markup must stay text.
 cp "$root/tests/data/traces/h200-abc66725-chase.sqlite" "$WORK/hostile.sqlite"
