@@ -78,7 +78,7 @@ $(BUILD)/kernels/localize_blob.o: kernels/blob.S $(BUILD)/kernels/localize.fatbi
 
 # The interposer: position-independent copies of the core and the
 # interposer sources, everything hidden but InitializeInjection.
-SO_SRC     := $(filter-out interposer/cmd_%.c,$(wildcard interposer/*.c))
+SO_SRC     := $(filter-out interposer/cmd_%.c,$(wildcard interposer/*.c)) $(wildcard interposer/blocks/*.c)
 PIC_CORE   := $(CORE_SRC:%.c=$(BUILD)/pic/%.o)
 PIC_SO     := $(SO_SRC:%.c=$(BUILD)/pic/%.o)
 PICFLAGS   := -fPIC -fvisibility=hidden
@@ -122,11 +122,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libntcore.a
 		$(filter %.o,$^) $(filter %.a,$^) -lcmocka $(LDLIBS)
 
 # The interposer's pure parts, tested on the CPU like the core.
-UNIT_IPOSER_OBJ := $(BUILD)/interposer/recpool.o $(BUILD)/interposer/config.o $(BUILD)/interposer/inflight.o \
+UNIT_IPOSER_OBJ := $(BUILD)/interposer/blocks/recpool.o $(BUILD)/interposer/config.o $(BUILD)/interposer/blocks/inflight.o \
                    $(BUILD)/interposer/summary.o
-$(BUILD)/tests/test_recpool: $(BUILD)/interposer/recpool.o
+$(BUILD)/tests/test_recpool: $(BUILD)/interposer/blocks/recpool.o
 $(BUILD)/tests/test_config: $(BUILD)/interposer/config.o
-$(BUILD)/tests/test_inflight: $(BUILD)/interposer/inflight.o
+$(BUILD)/tests/test_inflight: $(BUILD)/interposer/blocks/inflight.o
 $(BUILD)/tests/test_summary: $(BUILD)/interposer/summary.o
 
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
@@ -161,7 +161,7 @@ $(BUILD)/tests/print_errno: tests/fault/print_errno.c
 	$(CC) -o $@ $<
 # The stand-in sanitizer, and with FAKESANITIZER_GPU=1 a simulated GPU.
 $(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c tests/fault/fakesanitizer_gpu.c \
-		interposer/sanitizer.def interposer/sanitizer_abi.h kernels/blockrec.h
+		interposer/blocks/sanitizer.def interposer/blocks/sanitizer_abi.h kernels/blockrec.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $(filter %.c,$^) -lpthread
 $(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c tests/fault/fakecuda_gpu.c core/gpu/cudrv.def
@@ -215,13 +215,13 @@ $(BUILD)/validate: tests/gpu/progs/validate.cu
 
 # A CUDA injection library that attaches to the Compute Sanitizer with
 # chosen callback domains and nothing patched (what attaching costs).
-$(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c tests/gpu/subscribe.h interposer/sanitizer_abi.h
+$(BUILD)/tests/gpu/subcost.so: tests/gpu/subcost.c tests/gpu/subscribe.h interposer/blocks/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
 # The same, printing every graphs callback (exec handles, launch ids, grid
 # ids): what the interposer's graph handling rests on.
-$(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c tests/gpu/subscribe.h interposer/sanitizer_abi.h
+$(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c tests/gpu/subscribe.h interposer/blocks/sanitizer_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 

@@ -25,7 +25,7 @@
  *                             before it is dropped (default 30)
  *   NUCATRACE_EXIT_WAIT       seconds exit waits for running kernels (2)
  *   NUCATRACE_GRAPH_TABLES    MiB of device memory for CUDA graph node
- *                             tables (interposer/san_nodes.c; default 64):
+ *                             tables (interposer/blocks/san_nodes.c; default 64):
  *                             beyond, nodes of new tables are dropped
  *   NUCATRACE_PACK_THREADS    blocks mode: threads that pack block records
  *                             beside the collector's (interposer/
@@ -39,7 +39,7 @@
  *                             between sampling windows, so that every
  *                             launch is counted (by default they go off
  *                             while the policy can open no window:
- *                             interposer/san_dark.c)
+ *                             interposer/blocks/san_dark.c)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H

@@ -13,7 +13,7 @@
  *     which then puts the scratch back to zero (so the buffer is ready
  *     for the next launch without a memset).  A plain launch's records
  *     are in device memory (on_device), copied to the host once an event
- *     after the launch has passed (interposer/san_buffers.c); a graph
+ *     after the launch has passed (interposer/blocks/san_buffers.c); a graph
  *     node's, or a plain launch's that found no event, in pinned host
  *     memory, read while the launch runs.
  * A record is complete when its tag equals the launch's tag (in host
@@ -94,7 +94,7 @@ struct nt_launch_desc {
 };
 
 /*
- * CUDA graph kernel nodes (interposer/san_nodes.c).  Every node of one
+ * CUDA graph kernel nodes (interposer/blocks/san_nodes.c).  Every node of one
  * kernel in a graph launch takes the same per-function data, the value
  * it has when the graph is queued, so for graph nodes that data is a
  * table's descriptor: the block's own descriptor is the one filed under
@@ -111,7 +111,7 @@ struct nt_node_entry {
 #define NT_NODE_HASH 0x9e3779b97f4a7c15ull
 
 /* The lookup, shared by the device callbacks (patch.cu), the host that
- * fills the tables (interposer/san_nodes.c) and the simulated GPU of the
+ * fills the tables (interposer/blocks/san_nodes.c) and the simulated GPU of the
  * CPU tests (tests/fault/fakesanitizer_gpu.c). */
 #ifdef __CUDACC__
 #define NT_NODE_FN __device__ __forceinline__

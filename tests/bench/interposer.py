@@ -33,7 +33,7 @@ it.  What is timed:
             GPU paces what they cost the host-bound one
   train-graphs  the same loop's step captured into one CUDA graph and
             replayed 100 times: a traced graph launch waits for the work queued
-            before it (interposer/san_nodes.c)
+            before it (interposer/blocks/san_nodes.c)
   triad     tests/gpu/progs/triad.cu: a STREAM triad of 262,144 blocks,
             the median event time of one launch and the wall time of 200
   launches  100,000 empty launches back to back: the host's cost per launch

@@ -1,6 +1,6 @@
 /*
  * A stand-in libsanitizer-public.so for fault injection (tests/cli):
- * every entry point the interposer resolves (interposer/sanitizer.def)
+ * every entry point the interposer resolves (interposer/blocks/sanitizer.def)
  * exists and returns $FAKESANITIZER_RESULT (default 10,
  * SANITIZER_ERROR_MAX_LIMIT_REACHED: another tool already subscribed).
  * The entry points are weak: fakesanitizer_gpu.c gives the working ones
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "interposer/sanitizer_abi.h"
+#include "interposer/blocks/sanitizer_abi.h"
 
 static nt_san_result fake_result(void)
 {
@@ -19,4 +19,4 @@ static nt_san_result fake_result(void)
 
 #define NT_SAN(name, params) \
 	nt_san_result name params __attribute__((weak)); nt_san_result name params { return fake_result(); }
-#include "interposer/sanitizer.def"
+#include "interposer/blocks/sanitizer.def"

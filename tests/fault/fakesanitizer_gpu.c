@@ -55,7 +55,7 @@
 
 #include <cupti.h>	/* cuLaunchKernel_params */
 
-#include "interposer/sanitizer_abi.h"
+#include "interposer/blocks/sanitizer_abi.h"
 #include "kernels/blockrec.h"
 
 #define MAX_IDS 4096
@@ -474,7 +474,7 @@ static void run_children(long mod, const void *data, unsigned grid, unsigned thr
 /* The GPU runs a graph launch late: when a stream is next waited for, or
  * after the next graph launch's callbacks, as a GPU still busy with it
  * would (a plain launch waits for it).  So what those callbacks copy into
- * a node table (interposer/san_nodes.c) is what the late launch's nodes
+ * a node table (interposer/blocks/san_nodes.c) is what the late launch's nodes
  * read, unless the copier waited for the stream first: on the H200 the
  * copy was not ordered after the exec's last launch. */
 #define MAX_NODES 64
@@ -781,7 +781,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	}
 	/* The nodes take their functions' data as the graph is queued, after
 	 * every node callback (on the H200, two nodes of one kernel in a
-	 * graph got the data the second was given: interposer/san_nodes.c). */
+	 * graph got the data the second was given: interposer/blocks/san_nodes.c). */
 	/* A node whose data was never set, per function or for its launch,
 	 * got a pointer on the H200 that faulted in patched code
 	 * ("misaligned address", session 12, run 4): counted, run with

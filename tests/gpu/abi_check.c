@@ -1,7 +1,7 @@
 /*
  * Compiled on the GPU machine only (make abi-check, run by
  * tests/gpu/run.sh): our own declarations of the Compute Sanitizer ABI
- * (interposer/sanitizer_abi.h, sanitizer.def) against NVIDIA's headers
+ * (interposer/blocks/sanitizer_abi.h, sanitizer.def) against NVIDIA's headers
  * from compute-sanitizer/include.  Compiling is the test: every size,
  * offset, enum value and prototype must match.
  */
@@ -9,7 +9,7 @@
 
 #include <sanitizer.h>
 
-#include "interposer/sanitizer_abi.h"
+#include "interposer/blocks/sanitizer_abi.h"
 
 #define SAME(a, b) _Static_assert((a) == (b), #a " != " #b)
 #define FIELD(real, ours, f) SAME(offsetof(real, f), offsetof(struct ours, f))
@@ -124,7 +124,7 @@ LAUNCH(apiStream) LAUNCH(hApiStream)
 #define nt_san_stream Sanitizer_StreamHandle
 #define NT_SAN(name, params) \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(name), SanitizerResult params), #name);
-#include "interposer/sanitizer.def"
+#include "interposer/blocks/sanitizer.def"
 
 int main(void)
 {

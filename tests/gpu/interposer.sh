@@ -68,7 +68,7 @@ check every-retry traced every every=7 1 "$B/tests/gpu/reset"
 # complete with exactly its own blocks, replays told apart.  The nodes of
 # one kernel in a graph launch all take the kernel's data as the graph is
 # queued, so that data is a table from each node's grid id to its own
-# records (interposer/san_nodes.c): graph 1 runs axpy in three nodes of
+# records (interposer/blocks/san_nodes.c): graph 1 runs axpy in three nodes of
 # three grids, a mix would show as a wrong block count.
 graphs_blocks() {
 	with_opts '' 1 traced graphs all 1 "$B/tests/gpu/graphs" || return 1
@@ -92,7 +92,7 @@ check cuda-graphs graphs_blocks
 # and one made while its module was patched, replayed after the module
 # was unpatched and patched again, ran the other kernel of the module
 # (the checksum changed).  So a module a live exec runs is never patched
-# (interposer/san_execs.c).  graph-late-patch: the exec made first, a
+# (interposer/blocks/san_execs.c).  graph-late-patch: the exec made first, a
 # window opening among plain launches of its kernel (late), or of another
 # kernel of its module under match= (late split): the output as
 # untraced, nothing patched, every pick dropped with the reason.

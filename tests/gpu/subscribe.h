@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "interposer/sanitizer_abi.h"
+#include "interposer/blocks/sanitizer_abi.h"
 
 typedef nt_san_result (*subscribe_fn)(nt_san_subscriber *, nt_san_callback, void *);
 typedef nt_san_result (*domain_fn)(uint32_t, nt_san_subscriber, nt_san_domain);

@@ -117,7 +117,7 @@ static void test_sm90(void **state)
 }
 
 /* A kernel that launches from the device: its module is never patched
- * (interposer/san_modules.c). */
+ * (interposer/blocks/san_modules.c). */
 static void test_device_launches(void **state)
 {
 	struct image im = load("cdp_sm90");

@@ -1,4 +1,4 @@
-/* interposer/inflight.c: a close never overlaps a launch in flight that
+/* interposer/blocks/inflight.c: a close never overlaps a launch in flight that
  * saw no close under way, and no thread ever waits. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "interposer/inflight.h"
+#include "interposer/blocks/inflight.h"
 
 static struct nt_inflight f;
 static volatile int in_close, stop, bad, closes, skipped;

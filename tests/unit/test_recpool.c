@@ -1,4 +1,4 @@
-/* interposer/recpool.c: runs next-fit in slabs, growth up to the cap,
+/* interposer/blocks/recpool.c: runs next-fit in slabs, growth up to the cap,
  * empty slabs given back at the cap, runs never overlapping. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interposer/recpool.h"
+#include "interposer/blocks/recpool.h"
 
 struct mem_log {
 	int allocs, releases, fail_next;

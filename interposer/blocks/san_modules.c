@@ -15,7 +15,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "collector.h"
+#include "interposer/collector.h"
 #include "util/clock.h"
 
 extern const unsigned char nt_patch_fatbin[];

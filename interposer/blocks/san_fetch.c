@@ -25,7 +25,7 @@
 
 #include <stdlib.h>
 
-#include "collector.h"
+#include "interposer/collector.h"
 #include "gpu/cudrv.h"
 
 /* Events made ahead per context, and in all: a window's traced launches

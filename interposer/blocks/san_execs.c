@@ -40,7 +40,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "collector.h"
+#include "interposer/collector.h"
 #include "gpu/cudrv.h"
 
 /* A list of modules, each once, the way the driver query fills it. */

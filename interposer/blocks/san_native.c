@@ -27,7 +27,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "collector.h"
+#include "interposer/collector.h"
 #include "gpu/cudrv.h"
 
 /* Native times per configuration over the run. */

@@ -21,8 +21,8 @@
 
 #include <pthread.h>
 
-#include "collector.h"
-#include "warn.h"
+#include "interposer/collector.h"
+#include "interposer/warn.h"
 
 struct cb {
 	nt_san_domain domain;

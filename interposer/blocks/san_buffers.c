@@ -18,7 +18,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
-#include "collector.h"
+#include "interposer/collector.h"
 #include "gpu/cudrv.h"
 #include "recpool.h"
 #include "util/clock.h"

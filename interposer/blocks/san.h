@@ -33,8 +33,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "launch.h"
+#include "interposer/config.h"
+#include "interposer/launch.h"
 #include "sanitizer_abi.h"
 #include "util/err.h"
 

@@ -91,11 +91,11 @@
  * CUPTI function is called from this backend. */
 #include <cupti.h>
 
-#include "backend.h"
-#include "collector.h"
+#include "interposer/backend.h"
+#include "interposer/collector.h"
 #include "gpu/cudrv.h"
 #include "inflight.h"
-#include "kattrs.h"
+#include "interposer/kattrs.h"
 #include "san.h"
 #include "trace/sampling.h"
 #include "util/clock.h"
