@@ -66,7 +66,6 @@ struct pack_item {
 	size_t len;
 };
 
-
 struct nt_sink {
 	struct nt_config cfg;
 	char backend[16], sampling[512];

@@ -29,6 +29,8 @@ enum { C_BLOCK, C_SM, C_WARPS, C_T_START, C_T_END, C_C_START, C_C_END, COLUMNS }
 #define RATIO_MAX (16u << RATIO_SHIFT)
 #define DT_MAX ((int64_t)1 << 40)
 
+/* A packer's buffers for packing (col, frame, cc) are made at its first
+ * pack: a reader's packer only unpacks (content, dc). */
 struct nt_blockpack {
 	ZSTD_CCtx *cc;
 	ZSTD_DCtx *dc;
@@ -39,6 +41,12 @@ struct nt_blockpack {
 	size_t frame_cap;
 };
 
+/* Is column c in a chunk of these flags? */
+static int present(unsigned flags, int c)
+{
+	return !((flags & F_NOEND) && (c == C_WARPS || c == C_T_END || c == C_C_END));
+}
+
 struct nt_blockpack *nt_blockpack_new(int level)
 {
 	struct nt_blockpack *p = calloc(1, sizeof(*p));
@@ -46,16 +54,31 @@ struct nt_blockpack *nt_blockpack_new(int level)
 	if (!p)
 		return NULL;
 	p->level = level;
-	p->frame_cap = ZSTD_compressBound(CONTENT_MAX(NT_BLOCKPACK_MAX));
-	if (!(p->content = malloc(CONTENT_MAX(NT_BLOCKPACK_MAX))) || !(p->frame = malloc(p->frame_cap)))
-		goto fail;
-	for (int c = 0; c < COLUMNS; c++)
-		if (!(p->col[c] = malloc((size_t)NT_BLOCKPACK_MAX * VARINT_MAX)))
-			goto fail;
+	if (!(p->content = malloc(CONTENT_MAX(NT_BLOCKPACK_MAX)))) {
+		free(p);
+		return NULL;
+	}
 	return p;
-fail:
-	nt_blockpack_free(p);
-	return NULL;
+}
+
+/* The packing side, on first use. */
+static int packing_ready(struct nt_blockpack *p)
+{
+	int ok;
+
+	if (!p->frame) {
+		p->frame_cap = ZSTD_compressBound(CONTENT_MAX(NT_BLOCKPACK_MAX));
+		p->frame = malloc(p->frame_cap);
+	}
+	if (!p->cc)
+		p->cc = ZSTD_createCCtx();
+	ok = p->frame && p->cc;
+	for (int c = 0; c < COLUMNS; c++) {
+		if (!p->col[c])
+			p->col[c] = malloc((size_t)NT_BLOCKPACK_MAX * VARINT_MAX);
+		ok = ok && p->col[c];
+	}
+	return ok ? 0 : -1;
 }
 
 void nt_blockpack_free(struct nt_blockpack *p)
@@ -157,7 +180,7 @@ int nt_blockpack_pack(struct nt_blockpack *p, const struct nt_trace_block *b, si
 
 	if (!n || n > NT_BLOCKPACK_MAX)
 		return nt_err_set(err, "block chunk of %zu records (1 to %d)", n, NT_BLOCKPACK_MAX);
-	if (!p->cc && !(p->cc = ZSTD_createCCtx()))
+	if (packing_ready(p))
 		return nt_err_set(err, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		if (b[i].t_end_ns != -1 || b[i].c_end != -1 || b[i].warps)
@@ -199,7 +222,7 @@ int nt_blockpack_pack(struct nt_blockpack *p, const struct nt_trace_block *b, si
 	for (int c = 0; c < COLUMNS; c++) {
 		size_t l = (size_t)(o[c] - p->col[c]);
 
-		if ((flags & F_NOEND) && (c == C_WARPS || c == C_T_END || c == C_C_END))
+		if (!present(flags, c))
 			continue;
 		w = put(w, l);
 		memcpy(w, p->col[c], l);
@@ -284,7 +307,7 @@ static int unpack_content(const uint8_t *content, size_t size, struct nt_trace_b
 		return -1;
 	}
 	for (int c = 0; c < COLUMNS; c++) {
-		if ((flags & F_NOEND) && (c == C_WARPS || c == C_T_END || c == C_C_END))
+		if (!present(flags, c))
 			continue;
 		if (column(&all, &col[c])) {
 			*why = "cut short";
@@ -332,8 +355,7 @@ static int unpack_content(const uint8_t *content, size_t size, struct nt_trace_b
 		prev_warps = r->warps;
 	}
 	for (int c = 0; c < COLUMNS; c++)
-		if (!((flags & F_NOEND) && (c == C_WARPS || c == C_T_END || c == C_C_END)) &&
-		    col[c].p != col[c].end) {
+		if (present(flags, c) && col[c].p != col[c].end) {
 			*why = "of inconsistent length";
 			return -1;
 		}

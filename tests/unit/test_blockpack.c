@@ -7,19 +7,11 @@
 #include <cmocka.h>
 
 #include "trace/blockpack.h"
+#include "testrng.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* Blocks of a launch as the H200 gives them: waves of 132 SMs at about
  * 1.98 cycles a ns, each SM's clock its own; with ends or entry-only. */

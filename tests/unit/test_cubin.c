@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testrng.h"
 #include "trace/cubin.h"
 #include "gpu/occupancy.h"
 
@@ -295,15 +296,6 @@ static void test_truncated(void **state)
 	free(im.b);
 }
 
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* Bytes of the ELF and section headers set to edge values, then random
  * bytes anywhere: the parse may fail or not, but must stay in bounds. */
