@@ -109,6 +109,15 @@ void nt_collector_driver_enter(void)
 	}
 }
 
+int nt_collector_driver_try_enter(void)
+{
+	__atomic_add_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&switching, __ATOMIC_SEQ_CST))
+		return 1;
+	__atomic_sub_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 void nt_collector_driver_leave(void)
 {
 	__atomic_sub_fetch(&in_driver, 1, __ATOMIC_SEQ_CST);
@@ -451,6 +460,15 @@ void nt_collector_graph_exec(int made, int unlisted)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_room_wait(int in_callback, double seconds)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.room_waits++;
+	col.run.room_waits_in_callback += in_callback != 0;
+	col.run.room_wait_s += seconds;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_module_loaded(double seconds)
 {
 	pthread_mutex_lock(&col.lock);
@@ -547,6 +565,11 @@ int nt_collector_wait_release(double timeout_s)
 	col.waiters--;
 	pthread_mutex_unlock(&col.lock);
 	return ret;
+}
+
+int nt_collector_pending(void)
+{
+	return __atomic_load_n(&col.npending, __ATOMIC_RELAXED);
 }
 
 /* Kernels-mode records waiting for the trace file at most: memory stays
@@ -672,18 +695,28 @@ static void poll_natives(int force)
 	for (; n; n = next) {
 		int r;
 
-		nt_collector_driver_enter();
-		r = n->poll(n->cookie, &n->t.ns);
-		nt_collector_driver_leave();
 		next = n->next;
+		/* a launch waiting for record space holds a switch: later */
+		if (force)
+			nt_collector_driver_enter();
+		else if (!nt_collector_driver_try_enter()) {
+			n->next = keep;
+			keep = n;
+			continue;
+		}
+		r = n->poll(n->cookie, &n->t.ns);
 		if (!r && !force) {
+			nt_collector_driver_leave();
 			n->next = keep;
 			keep = n;
 			continue;
 		}
 		if (r == 1)
 			nt_sink_native(col.sink, &n->t);
+		/* still in: done() enters too, and must not wait for a
+		 * switch marked meanwhile */
 		n->done(n->cookie);
+		nt_collector_driver_leave();
 		free(n->kernel);
 		free(n);
 	}
@@ -701,14 +734,7 @@ static void poll_natives(int force)
  * if need be), 0 not yet, -1 never. */
 static int fetched(const struct pending *p)
 {
-	int f;
-
-	if (!p->fetch)
-		return 1;
-	nt_collector_driver_enter();
-	f = p->fetch(p->cookie);
-	nt_collector_driver_leave();
-	return f;
+	return p->fetch ? p->fetch(p->cookie) : 1;
 }
 
 /* Advance p->done over the records the GPU has finished. */

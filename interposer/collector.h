@@ -58,6 +58,11 @@ int nt_collector_exhausted(void);
  * begins. */
 void nt_collector_driver_enter(void);
 void nt_collector_driver_leave(void);
+/* enter, or 0 at once (not entered) while a switch is marked: a launch
+ * waiting for record space inside its callback holds one, and the
+ * collector must go on with what needs no driver call rather than wait
+ * for it (nt_san_take). */
+int nt_collector_driver_try_enter(void);
 int nt_collector_switch_begin(double wait_s);
 void nt_collector_switch_end(void);
 /* Wait up to wait_s seconds until the collector is not in the driver: a
@@ -110,6 +115,10 @@ void nt_collector_switched(int patch, double seconds);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);
+/* A launch waited seconds for record space (in_callback: inside its
+ * launch callback, not at its entry into the driver): for the summary
+ * and the meta. */
+void nt_collector_room_wait(int in_callback, double seconds);
 /* A module-load callback took seconds (its cubin read, its patching):
  * counted for the exit summary's own time. */
 void nt_collector_module_loaded(double seconds);
@@ -121,7 +130,8 @@ void nt_collector_callback_time(int launch, uint64_t n, uint64_t ns);
  * records, or entry-only ones with the setting, kernels/blockrec.h).
  * With fetch, they appear only once fetch(cookie) returned 1 (0: not
  * yet; -1: never, the launch is dropped), called on the collector's
- * thread between nt_collector_driver_enter and leave; a record still
+ * thread, which enters the driver itself if it needs to, with
+ * nt_collector_driver_try_enter (0 when it cannot); a record still
  * incomplete then never will be.  release(cookie) is called (from the
  * collector's thread) once the records have been read, or the launch was
  * abandoned.  Returns -1, without calling release, when the collector
@@ -135,6 +145,8 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
  * records), at most timeout_s: for a backend out of record space.  0 when
  * something finished, -1 on timeout or when nothing is pending. */
 int nt_collector_wait_release(double timeout_s);
+/* Traced launches handed over and not yet released. */
+int nt_collector_pending(void);
 
 /* A kernels-mode record: queued (copied), written by the collector's
  * thread.  Counts as a launch. */
@@ -143,7 +155,8 @@ void nt_collector_kernel(const struct nt_kernel_record *r);
 /* A native timing in flight: poll(cookie, &ns) is called from the
  * collector's thread, between nt_collector_driver_enter and leave,
  * until it returns 1 (done, ns set) or -1 (failed); then done(cookie)
- * (always, also when the collector stops first; not in the driver).
+ * (always, also when the collector stops first; after a poll still
+ * between enter and leave, and it may enter again itself).
  * t->ns is not read.  -1 (done not called) when it cannot be queued. */
 int nt_collector_native(const struct nt_native_time *t, int (*poll)(void *cookie, int64_t *ns),
 			void (*done)(void *cookie), void *cookie);

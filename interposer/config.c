@@ -6,8 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace/sampling.h"
+
+/* NT_CONFIG_PACK_THREADS, at most half the CPUs: the program's own
+ * threads keep the rest. */
+static uint32_t pack_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus / 2 < NT_CONFIG_PACK_THREADS ? (uint32_t)(cpus > 1 ? cpus / 2 : 0) : NT_CONFIG_PACK_THREADS;
+}
 
 static const char *value(const char *(*get)(const char *), const char *name)
 {
@@ -91,6 +101,7 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	c->wait_s = NT_CONFIG_WAIT_S;
 	c->exit_wait_s = NT_CONFIG_EXIT_WAIT_S;
 	c->graph_tables_mib = NT_CONFIG_GRAPH_TABLES_MIB;
+	c->pack_threads = pack_threads();
 	integer(get, warn, "NUCATRACE_BUFFER_BLOCKS", 1024, 1 << 26, &c->buffer_blocks);
 	integer(get, warn, "NUCATRACE_BUFFER_MAX", 1024, 1u << 30, &c->buffer_max);
 	if (c->buffer_max < c->buffer_blocks)

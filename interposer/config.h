@@ -29,11 +29,9 @@
  *                             beyond, nodes of new tables are dropped
  *   NUCATRACE_PACK_THREADS    blocks mode: threads that pack block records
  *                             beside the collector's (interposer/
- *                             packpool.h; default 0: the collector packs
- *                             alone; at most 64).  Not yet the default:
- *                             the first build of them hung the program on
- *                             the H200 (docs/results/2026-12-03-packed-
- *                             records.md), the fix is unproven there
+ *                             packpool.h; 0: the collector packs alone;
+ *                             at most 64; default NT_CONFIG_PACK_THREADS
+ *                             and no more than half the CPUs)
  *   NUCATRACE_QUIET           no summary or warnings on stderr
  *   NUCATRACE_COUNT_ALL       blocks mode: the launch callbacks stay on
  *                             between sampling windows, so that every
@@ -51,6 +49,10 @@
 #define NT_CONFIG_WAIT_S 30.0
 #define NT_CONFIG_EXIT_WAIT_S 2.0
 #define NT_CONFIG_GRAPH_TABLES_MIB 64
+/* The triad of 400 launches under --sample all (105M records) on the
+ * H200 machine: 8.9 s beyond its kernels with the collector packing
+ * alone, 3.0 s with 7 helpers (docs/results/2026-12-03-record-wait.md). */
+#define NT_CONFIG_PACK_THREADS 7
 
 /* Blocks mode: which patch sites a traced launch's module gets
  * (docs/interposer.md, "Entry-only tracing").  FULL: entry and exit,

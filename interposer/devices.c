@@ -18,6 +18,7 @@ struct nt_devices {
 	char store_buf[4096];	/* the default store's path, resolved at creation */
 	char *lib;		/* $NUCATRACE_LIBCUDA at creation, or NULL */
 	unsigned char seen[MAX_DEVICES];
+	unsigned char later[MAX_DEVICES];	/* seen while the driver was not ours */
 	short cc[MAX_DEVICES];		/* compute capability * 10 */
 	struct nt_cuda cu;
 	int cu_loaded;		/* bound */
@@ -71,7 +72,7 @@ static void add_map(struct nt_devices *d, struct nt_trace *t, const char *uuid)
 		strcat(strcat(d->no_map, d->no_map[0] ? ", " : ""), uuid);
 }
 
-void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
+static void note(struct nt_devices *d, struct nt_trace *t, int ordinal, int wait)
 {
 	struct nt_trace_device row = { 0 };
 	struct nt_sm_limits lim;
@@ -81,8 +82,16 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 
 	if (ordinal < 0 || ordinal >= MAX_DEVICES || d->seen[ordinal])
 		return;
+	/* a launch waiting for record space holds a switch: at a later
+	 * launch of the device, or at the trace's close */
+	if (wait)
+		nt_collector_driver_enter();
+	else if (!nt_collector_driver_try_enter()) {
+		d->later[ordinal] = 1;
+		return;
+	}
 	d->seen[ordinal] = 1;
-	nt_collector_driver_enter();
+	d->later[ordinal] = 0;
 	if (!d->cu_init) {
 		d->cu_loaded = !nt_cuda_bind_lib(&d->cu, d->lib, &err);
 		d->cu_init = d->cu_loaded && d->cu.cuInit(0) == CUDA_SUCCESS ? 1 : -1;
@@ -113,6 +122,23 @@ void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
 		return;
 	}
 	add_map(d, t, g.uuid);
+}
+
+void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal)
+{
+	note(d, t, ordinal, 0);
+}
+
+int nt_devices_later(const struct nt_devices *d, int ordinal)
+{
+	return ordinal >= 0 && ordinal < MAX_DEVICES && d->later[ordinal];
+}
+
+void nt_devices_note_later(struct nt_devices *d, struct nt_trace *t)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (d->later[i])
+			note(d, t, i, 1);
 }
 
 int32_t nt_devices_occupancy(const struct nt_devices *d, int device, int threads, int registers,

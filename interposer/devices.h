@@ -21,6 +21,12 @@ void nt_devices_free(struct nt_devices *d);
 /* The first time a device is seen: its row and map into t; warns
  * nothing (a GPU without a map is listed by nt_devices_missing_maps). */
 void nt_devices_note(struct nt_devices *d, struct nt_trace *t, int ordinal);
+/* ... noted then only if the collector could enter the driver at once;
+ * the others now (at the trace's close), waiting for it. */
+void nt_devices_note_later(struct nt_devices *d, struct nt_trace *t);
+/* 1 while the device was seen but not noted yet (its attributes, and so
+ * its launches' occupancy, unknown until then). */
+int nt_devices_later(const struct nt_devices *d, int ordinal);
 
 /* Resident blocks per SM of a launch of `threads` per block on device,
  * from its limits; NT_TRACE_UNKNOWN when the device or a need is not

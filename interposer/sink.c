@@ -56,6 +56,16 @@ struct drop_reason {
  * several threads at once (a launch of 262,144 blocks in 16). */
 #define SINK_CHUNK 16384
 
+/* A launch written before its device was noted (nt_devices_note could
+ * not enter the driver while a launch waited for record space): its
+ * occupancy, written once the device's attributes are known.  At most
+ * LATE_MAX; beyond, it stays unknown. */
+#define LATE_MAX 65536
+struct late_launch {
+	int64_t launch, static_smem, dyn_smem;
+	int device, threads, registers;
+};
+
 /* A slice of a launch's records and, once packed, its chunk. */
 struct pack_item {
 	const volatile struct nt_block_rec *rec;	/* the launch's records */
@@ -85,6 +95,8 @@ struct nt_sink {
 	struct drop_reason *reasons;
 	unsigned n_reasons;
 	struct drop_rows *drops;	/* drops of no kernel (DROP_ROWS) */
+	struct late_launch *late;
+	size_t n_late, late_cap;
 	uint64_t dropped_other;	/* ... beyond DROP_REASONS of them */
 	double write_s;		/* in SQLite for traced launches: adds and commits */
 	char path[PATH_MAX];
@@ -254,6 +266,44 @@ static int threads_of(const struct nt_launch_info *l)
 	return (int)(l->block[0] * l->block[1] * l->block[2]);
 }
 
+static void late_add(struct nt_sink *s, int64_t launch, const struct nt_launch_info *l,
+		     const struct nt_cubin_kernel *a)
+{
+	if (s->n_late == s->late_cap) {
+		size_t cap = s->late_cap ? 2 * s->late_cap : 64;
+		struct late_launch *v;
+
+		if (cap > LATE_MAX || !(v = realloc(s->late, cap * sizeof(*v))))
+			return;
+		s->late = v;
+		s->late_cap = cap;
+	}
+	s->late[s->n_late++] = (struct late_launch){ launch, (int64_t)a->static_smem, l->dyn_smem, l->device,
+						     threads_of(l), a->registers };
+}
+
+/* The late launches whose device is noted now get their occupancy. */
+static void late_write(struct nt_sink *s)
+{
+	struct nt_err err;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->n_late; i++) {
+		struct late_launch *e = &s->late[i];
+		int32_t occ;
+
+		if (nt_devices_later(s->devices, e->device)) {
+			s->late[keep++] = *e;
+			continue;
+		}
+		occ = nt_devices_occupancy(s->devices, e->device, e->threads, e->registers, e->static_smem,
+					   e->dyn_smem);
+		if (occ != NT_TRACE_UNKNOWN && nt_trace_set_occupancy(s->t, e->launch, occ, &err))
+			write_error(s, err.msg);
+	}
+	s->n_late = keep;
+}
+
 /* The launch row's fields that every kind of launch has. */
 static void launch_row(const struct nt_launch_info *l, uint64_t seq, const struct kernel_entry *k,
 		       struct nt_trace_launch *tl)
@@ -375,12 +425,17 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		t1 = s->items[i].t1 > t1 ? s->items[i].t1 : t1;
 	}
 	nt_devices_note(s->devices, s->t, l->device);
+	if (s->n_late)
+		late_write(s);
 	k = kernel_of(s, l->kernel, NULL);
 	launch_row(l, seq, k, &tl);
 	tl.max_blocks_per_sm = NT_TRACE_UNKNOWN;
-	if (!nt_kattrs_get(l->kernel, &a))
+	if (!nt_kattrs_get(l->kernel, &a)) {
 		tl.max_blocks_per_sm = nt_devices_occupancy(s->devices, l->device, threads_of(l), a.registers,
 							    a.static_smem, l->dyn_smem);
+		if (nt_devices_later(s->devices, l->device))
+			late_add(s, tl.launch, l, &a);
+	}
 	tl.traced = 1;
 	tl.blocks = n;
 	tl.entry_only = l->entry_only;
@@ -598,6 +653,9 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "launch_callbacks", run->launch_callbacks);
 	set_seconds(s, "launch_callback_s", run->launch_callback_ns / 1e9);
 	set_u64(s, "dark_spans", run->dark_spans);
+	set_u64(s, "room_waits", run->room_waits);
+	set_u64(s, "room_waits_in_callback", run->room_waits_in_callback);
+	set_seconds(s, "room_wait_s", run->room_wait_s);
 	set_u64(s, "graph_execs", run->graph_execs);
 	set_u64(s, "graph_execs_unlisted", run->graph_execs_unlisted);
 	set_seconds(s, "dark_s", run->dark_s);
@@ -623,6 +681,8 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 	if (!s)
 		return 0;
 	if (s->t && !begin(s)) {
+		nt_devices_note_later(s->devices, s->t);
+		late_write(s);
 		write_over(s, s->drops, NT_TRACE_UNKNOWN);
 		for (e = s->kernels; e; e = e->hh.next)
 			write_over(s, e->drops, e->id);
@@ -671,6 +731,7 @@ int nt_sink_close(struct nt_sink *s, const struct nt_run_counts *run, FILE *f)
 		free(e);
 	}
 	free_drop_rows(s->drops);
+	free(s->late);
 	{
 		struct drop_reason *r, *rtmp;
 

@@ -41,6 +41,9 @@ struct nt_run_counts {
 	uint64_t graph_execs_unlisted;		/* ... whose kernels' modules were not all known */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
+	uint64_t room_waits;			/* blocks mode: launches that waited for record space ... */
+	uint64_t room_waits_in_callback;	/* ... of them inside their launch callback */
+	double room_wait_s;			/* ... for this long in all */
 };
 
 /* Per kernel, what was written (summary.c prints them). */

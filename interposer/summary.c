@@ -95,6 +95,11 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				   "launches then ran with no callback and are not in the count above\n",
 				run->dark_s, run->dark_spans, run->dark_spans == 1 ? "" : "s",
 				run->dark_at_exit ? ", the last until exit" : "");
+		if (run->room_waits)
+			fprintf(f, "nucatrace: %" PRIu64 " launch%s waited %.3f s in all for block record space "
+				   "(%" PRIu64 " inside %s launch callback)\n", run->room_waits,
+				run->room_waits == 1 ? "" : "es", run->room_wait_s, run->room_waits_in_callback,
+				run->room_waits == 1 ? "its" : "their");
 		if (run->graph_execs)
 			fprintf(f, "nucatrace: %" PRIu64 " CUDA graph exec%s made (%" PRIu64 " whose kernels could not "
 				   "be listed); a module a live exec runs is never patched\n",

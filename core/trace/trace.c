@@ -53,6 +53,8 @@ static int stmt_sql(const struct nt_trace *t, enum nt_trace_stmt id, char *buf, 
 		return nt_trace_sql_insert(NT_TB_kernels, 0, 1, buf, len);
 	case NT_ST_LAUNCH_ADD:
 		return nt_trace_sql_insert(NT_TB_launches, 0, 1, buf, len);
+	case NT_ST_LAUNCH_OCCUPANCY:
+		return snprintf(buf, len, "UPDATE launches SET max_blocks_per_sm = ?2 WHERE launch = ?1") < 0 ? -1 : 0;
 	case NT_ST_BLOCK_ADD:
 		return nt_trace_sql_insert(NT_TB_blocks, 0, 1, buf, len);
 	case NT_ST_BLOCKS_ADD:

@@ -197,6 +197,9 @@ int nt_trace_add_map(struct nt_trace *t, const struct nt_map *m, struct nt_err *
 int nt_trace_add_kernel(struct nt_trace *t, const struct nt_trace_kernel *k, int64_t *id,
 			struct nt_err *err);
 int nt_trace_add_launch(struct nt_trace *t, const struct nt_trace_launch *l, struct nt_err *err);
+/* A launch added before its occupancy could be known (its device's
+ * attributes came later): its max_blocks_per_sm now. */
+int nt_trace_set_occupancy(struct nt_trace *t, int64_t launch, int32_t max_blocks_per_sm, struct nt_err *err);
 /* n block records of launch (b[i].launch is not read), packed in chunks
  * in block order (a launch's records may come in several calls: they
  * read back call by call).  On failure some of them may already be in the open batch. */

@@ -226,6 +226,20 @@ int nt_trace_add_blocks(struct nt_trace *t, int64_t launch, const struct nt_trac
 	return add_one_by_one(t, launch, &b[i], n - i, err);
 }
 
+int nt_trace_set_occupancy(struct nt_trace *t, int64_t launch, int32_t max_blocks_per_sm, struct nt_err *err)
+{
+	sqlite3_stmt *st = nt_trace_stmt(t, NT_ST_LAUNCH_OCCUPANCY, err);
+	int ret = 0;
+
+	if (!st)
+		return -1;
+	if (sqlite3_bind_int64(st, 1, launch) != SQLITE_OK || sqlite3_bind_int(st, 2, max_blocks_per_sm) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		ret = nt_trace_db_error(t, err, "cannot set a launch's occupancy");
+	sqlite3_reset(st);
+	return ret;
+}
+
 int nt_trace_add_drop(struct nt_trace *t, const struct nt_trace_drop *d, struct nt_err *err)
 {
 	if (!d->reason)

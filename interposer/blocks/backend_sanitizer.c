@@ -424,7 +424,36 @@ static void maybe_dark(void)
  * graph launch's only a window's close (switch_before_launch). */
 static void graph_end(void);
 
-static void before_launch(CUstream stream, int graph)
+/* Under a policy that waits (--sample all), a launch of `blocks` that
+ * would find its context's record buffers full waits for room here, at
+ * its entry into the driver, where the program holds no driver lock and
+ * the collector's event queries and copies go on.  Waiting in the launch
+ * callback instead (nt_san_take) stalled the H200 for NUCATRACE_WAIT a
+ * launch once records were kept on the device (session 26): the
+ * collector's copies waited for the launch's own locks.  The wait there
+ * is what is left for launches of other threads that filled the buffers
+ * in between. */
+static void wait_for_room(CUstream stream, uint64_t blocks)
+{
+	const struct nt_cuda *cu;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUcontext ctx = NULL;
+	double t0, deadline;
+
+	if (!blocks || blocks > UINT32_MAX || !nt_collector_pending() || !(cu = nt_san_cuda()) ||
+	    cu->cuCtxGetCurrent(&ctx) || !ctx || nt_san_room(ctx, (uint32_t)blocks) || !nt_collector_waits() ||
+	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+		return;
+	t0 = nt_now_s();
+	deadline = t0 + nt_san.cfg.wait_s;
+	while (!nt_san_room(ctx, (uint32_t)blocks) && nt_collector_pending() && nt_now_s() < deadline)
+		if (nt_collector_wait_release(0.2))
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	nt_san_slow(nt_now_s() - t0);
+	nt_collector_room_wait(0, nt_now_s() - t0);
+}
+
+static void before_launch(CUstream stream, int graph, uint64_t blocks)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -434,6 +463,8 @@ static void before_launch(CUstream stream, int graph)
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
+	if (!graph && !tl.launch)
+		wait_for_room(stream, blocks);
 	if (!switching)
 		maybe_dark();
 	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
@@ -589,12 +620,18 @@ static void launch_info(const struct nt_san_launch_data *d, struct nt_launch_inf
 	pending_dyn_smem = -1;
 }
 
+static uint64_t grid_of(unsigned x, unsigned y, unsigned z)
+{
+	return (uint64_t)x * y * z;
+}
+
 static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
 	const void *p = d->functionParams;
 	const CUlaunchConfig *c = NULL;
 	CUstream stream = NULL;
 	int ptsz = 0, graph = 0;
+	uint64_t blocks = 0;
 
 	if (on_exec_call(cbid, d) || d->callbackSite != NT_SAN_API_ENTER || !p)
 		return;
@@ -602,19 +639,27 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
 		pending_dyn_smem = ((const cuLaunchKernel_params *)p)->sharedMemBytes;
 		stream = ((const cuLaunchKernel_params *)p)->hStream;
+		blocks = grid_of(((const cuLaunchKernel_params *)p)->gridDimX, ((const cuLaunchKernel_params *)p)->gridDimY,
+				 ((const cuLaunchKernel_params *)p)->gridDimZ);
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz:
 		pending_dyn_smem = ((const cuLaunchKernel_ptsz_params *)p)->sharedMemBytes;
 		stream = ((const cuLaunchKernel_ptsz_params *)p)->hStream;
+		blocks = grid_of(((const cuLaunchKernel_ptsz_params *)p)->gridDimX, ((const cuLaunchKernel_ptsz_params *)p)->gridDimY,
+				 ((const cuLaunchKernel_ptsz_params *)p)->gridDimZ);
 		ptsz = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel:
 		pending_dyn_smem = ((const cuLaunchCooperativeKernel_params *)p)->sharedMemBytes;
 		stream = ((const cuLaunchCooperativeKernel_params *)p)->hStream;
+		blocks = grid_of(((const cuLaunchCooperativeKernel_params *)p)->gridDimX, ((const cuLaunchCooperativeKernel_params *)p)->gridDimY,
+				 ((const cuLaunchCooperativeKernel_params *)p)->gridDimZ);
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz:
 		pending_dyn_smem = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->sharedMemBytes;
 		stream = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->hStream;
+		blocks = grid_of(((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimX, ((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimY,
+				 ((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimZ);
 		ptsz = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx:
@@ -638,8 +683,9 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	if (cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx || cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz) {
 		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
 		stream = c ? c->hStream : NULL;
+		blocks = c ? grid_of(c->gridDimX, c->gridDimY, c->gridDimZ) : 0;
 	}
-	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, graph);
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, graph, blocks);
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are

@@ -132,6 +132,23 @@ enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, st
 	return NT_RECPOOL_GROW;
 }
 
+int nt_recpool_room(const struct nt_recpool *p, uint32_t blocks)
+{
+	uint32_t need = units_of(blocks ? blocks : 1);
+	uint64_t emptied = 0;
+
+	if (need > p->max_units || p->max_units - p->units >= need)
+		return 1;
+	for (int k = 0; k < p->n_slabs; k++)
+		if (find_run(&p->slabs[k], need) >= 0)
+			return 1;
+	/* what make_room() would take out, over as many takes as it needs */
+	for (int k = p->n_slabs - 1; k > 0; k--)
+		if (!p->slabs[k].used)
+			emptied += p->slabs[k].units;
+	return p->units - emptied + need <= p->max_units;
+}
+
 int nt_recpool_add(struct nt_recpool *p, uint32_t slots, const struct nt_recslab_mem *mem)
 {
 	uint32_t units = slots / NT_RECPOOL_UNIT;

@@ -86,6 +86,10 @@ struct nt_recpool;
 struct nt_recpool *nt_recpool_new(uint32_t first_slots, uint32_t max_slots);
 enum nt_recpool_status nt_recpool_take(struct nt_recpool *p, uint32_t blocks, struct nt_recrun *run,
 				       struct nt_recpool_grow *grow);
+/* 1 when take() of `blocks` would not say NT_RECPOOL_FULL now (it fits,
+ * the pool may grow, or it never fits), 0 when it would: changes
+ * nothing. */
+int nt_recpool_room(const struct nt_recpool *p, uint32_t blocks);
 /* A slab made for NT_RECPOOL_GROW: 0, or -1 when it no longer fits under
  * the cap (another caller grew the pool meanwhile): free it. */
 int nt_recpool_add(struct nt_recpool *p, uint32_t slots, const struct nt_recslab_mem *mem);

@@ -126,6 +126,9 @@ void nt_san_hold_await_end(struct nt_san_hold *h);
 void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream);
 /* The collector's fetch (collector.h) for a hold. */
 int nt_san_hold_fetch(void *hold);
+/* 1 when a launch of `blocks` would find room in ctx's record buffers
+ * now, or never can (nt_recpool_room); 0 when it would wait. */
+int nt_san_room(CUcontext ctx, uint32_t blocks);
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
@@ -185,13 +188,16 @@ void nt_san_native_reset(void);
  * collector's thread (ctx_dead: its context is gone, and the event with
  * it).  nt_san_fetch_done: 1 when it has passed, 0 not yet, -1 failed.
  * nt_san_fetch_copy: bytes from the device to the host on the context's
- * own copy stream, waited for (the collector's thread): 0 or -1. */
+ * own copy stream, waited for: on the collector's thread (0 or -1, the
+ * first failure warned and fetching off), or with app on a launch's
+ * thread inside its callback, ctx current (-1, quietly, when that is not
+ * so or the stream is not made yet: nt_san_fetch_prepare makes it). */
 CUevent nt_san_fetch_event(CUcontext ctx);
 int nt_san_fetch_needed(void);
 void nt_san_fetch_prepare(void);
 void nt_san_fetch_give(CUcontext ctx, CUevent e, int ctx_dead);
 int nt_san_fetch_done(CUevent e);
-int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes);
+int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes, int app);
 void nt_san_fetch_forget(CUcontext ctx);
 void nt_san_fetch_reset(void);
 

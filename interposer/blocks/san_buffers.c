@@ -38,8 +38,13 @@ struct nt_san_hold {
 	 * launch's end; ended (atomic): END_* below; fetched: copied to
 	 * run.rec */
 	CUevent done;
-	int ended, fetched;
+	int ended, fetched;	/* fetched: atomic */
 	int entry_only;		/* its records are struct nt_entry_rec */
+	/* records on the device and not yet fetched: in the list unfetched
+	 * (nt_san.lock); claimed (atomic, set under the lock) by the thread
+	 * fetching them, the collector's or a launch's waiting for room */
+	struct nt_san_hold *prev, *next;
+	int listed, claimed;
 };
 
 /* A hold's end: the launch is not yet handed to the collector, its end
@@ -51,6 +56,22 @@ enum { END_UNCOMMITTED = -2, END_FAILED = -1, END_AWAITED = 0, END_MARKED = 1, E
 
 static struct ctx_buf *contexts;
 static unsigned last_tag;
+static struct nt_san_hold *unfetched;	/* nt_san.lock */
+
+/* With nt_san.lock held. */
+static void unlist(struct nt_san_hold *h)
+{
+	if (!h->listed)
+		return;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		unfetched = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
+	h->listed = 0;
+}
 
 static void slab_release(void *arg, struct nt_recslab_mem *m)
 {
@@ -177,13 +198,22 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 	d->nodes = NULL;
 }
 
+/* How long a launch waiting for room waits for a call of the
+ * collector's into the driver to end. */
+#define MARK_WAIT_S 0.05
+/* ... and how often it looks for finished launches to fetch meanwhile
+ * (the collector, kept out of the driver, cannot). */
+#define HELP_EVERY_S 0.002
+
+static int fetch_help(CUcontext ctx);
+
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
 				int may_wait, const char **why)
 {
 	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
-	int waited = 0;
+	int waited = 0, marked = 0;
 	enum nt_recpool_status st;
 	struct nt_launch_desc desc;
 
@@ -194,35 +224,49 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 	}
 	while ((st = take_run(ctx, stream, blocks, h)) == NT_RECPOOL_FULL) {
 		left = deadline - nt_now_s();
-		if (!may_wait) {
+		*why = NULL;
+		if (!may_wait)
 			*why = "record buffers full (held by earlier nodes of its graph launch, which run only "
 			       "once it is queued)";
-			nt_san_fetch_give(ctx, done, 0);
-			free(h);
-			return NULL;
-		}
-		if (!nt_collector_waits()) {	/* a window= policy: a sample, not worth a wait */
+		else if (!nt_collector_waits()) {	/* a window= policy: a sample, not worth a wait */
 			*why = "record buffers full: the window closed rather than hold the program back "
 			       "(a window= policy; --sample all waits)";
 			nt_collector_close_now();
-			nt_san_fetch_give(ctx, done, 0);
-			free(h);
-			return NULL;
-		}
-		if (left <= 0) {
+		} else if (left <= 0)
 			*why = "record buffers full (waited NUCATRACE_WAIT seconds for the GPU)";
-			nt_san_slow(nt_now_s() - t0);
+		/* The wait is inside the launch's callback, where the driver
+		 * holds locks that the collector's event queries and copies
+		 * may wait for: the switch mark keeps it out of the driver
+		 * (its calls wait or come later), and this thread fetches the
+		 * finished launches' records itself (the collector writes
+		 * them and gives their runs back).  A call of the collector's
+		 * that does not end may be waiting for this very thread. */
+		else if (!marked && !(marked = nt_collector_switch_begin(MARK_WAIT_S)))
+			*why = "record buffers full, and the collector's call into the driver did not end "
+			       "(it may wait for this launch's own locks)";
+		if (*why) {
+			if (marked)
+				nt_collector_switch_end();
+			if (waited) {
+				nt_san_slow(nt_now_s() - t0);
+				nt_collector_room_wait(1, nt_now_s() - t0);
+			}
 			nt_san_fetch_give(ctx, done, 0);
 			free(h);
 			return NULL;
 		}
-		/* runs come back as the collector writes finished launches */
-		if (nt_collector_wait_release(left < 0.2 ? left : 0.2))
-			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		/* runs come back as the collector writes finished launches;
+		 * the launches' ends are looked for every HELP_EVERY_S */
+		if (!fetch_help(ctx) && nt_collector_wait_release(left < HELP_EVERY_S ? left : HELP_EVERY_S))
+			nanosleep(&(struct timespec){ 0, 200000 }, NULL);
 		waited = 1;
 	}
-	if (waited)
+	if (marked)
+		nt_collector_switch_end();
+	if (waited) {
 		nt_san_slow(nt_now_s() - t0);
+		nt_collector_room_wait(1, nt_now_s() - t0);
+	}
 	if (st == NT_RECPOOL_TOO_BIG) {
 		*why = "grid larger than all record buffers together (NUCATRACE_BUFFER_MAX)";
 	} else if (st != NT_RECPOOL_OK) {
@@ -233,8 +277,18 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		h->ended = done ? END_UNCOMMITTED : END_MARKED;
 		h->entry_only = entry_only;
 		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
-		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream))
+		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream)) {
+			if (done) {
+				pthread_mutex_lock(&nt_san.lock);
+				h->next = unfetched;
+				if (unfetched)
+					unfetched->prev = h;
+				unfetched = h;
+				h->listed = 1;
+				pthread_mutex_unlock(&nt_san.lock);
+			}
 			return h;
+		}
 		*why = "cannot pass the record buffer to the launch";
 		nt_san_release(h);
 		return NULL;
@@ -261,6 +315,14 @@ void nt_san_release(void *hold)
 	int dead, awaited = END_AWAITED;
 
 	pthread_mutex_lock(&nt_san.lock);
+	/* a waiting launch's thread fetching it (the collector gave up on
+	 * it meanwhile: exit, a context going) is done in a moment */
+	while (__atomic_load_n(&h->claimed, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&nt_san.lock);
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+		pthread_mutex_lock(&nt_san.lock);
+	}
+	unlist(h);
 	dead = h->cb->dead;
 	if (!dead)
 		nt_recpool_give(h->cb->pool, &h->run);
@@ -293,14 +355,14 @@ void nt_san_hold_ended(struct nt_san_hold *h, CUstream stream)
 	free(h);
 }
 
-/* On the collector's thread: 1 once the records are in run.rec (at once
- * when they were written there), 0 not yet, -1 never. */
-int nt_san_hold_fetch(void *hold)
+/* Fetch h's records, claimed by this thread (app: a launch's, waiting
+ * for room, the context current): 1 once they are in run.rec, 0 not
+ * yet, -1 never. */
+static int fetch_claimed(struct nt_san_hold *h, int app)
 {
-	struct nt_san_hold *h = hold;
 	int ended = __atomic_load_n(&h->ended, __ATOMIC_ACQUIRE), done, dead;
 
-	if (!h->done || h->fetched)
+	if (__atomic_load_n(&h->fetched, __ATOMIC_ACQUIRE))
 		return 1;
 	if (ended == END_UNCOMMITTED || ended == END_AWAITED)
 		return 0;	/* an event never recorded reads as passed */
@@ -312,8 +374,71 @@ int nt_san_hold_fetch(void *hold)
 	if (!done)
 		return 0;
 	if (nt_san_fetch_copy(h->cb->ctx, h->run.rec, h->run.drec, (size_t)h->run.blocks *
-			      (h->entry_only ? sizeof(struct nt_entry_rec) : sizeof(struct nt_block_rec))))
-		return -1;
-	h->fetched = 1;
+			      (h->entry_only ? sizeof(struct nt_entry_rec) : sizeof(struct nt_block_rec)), app))
+		return app ? 0 : -1;	/* a launch's thread may lack the copy stream: the collector's */
+	pthread_mutex_lock(&nt_san.lock);
+	unlist(h);
+	pthread_mutex_unlock(&nt_san.lock);
+	__atomic_store_n(&h->fetched, 1, __ATOMIC_RELEASE);
 	return 1;
+}
+
+static int claim(struct nt_san_hold *h)
+{
+	int no = 0;
+
+	return __atomic_compare_exchange_n(&h->claimed, &no, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* On the collector's thread: 1 once the records are in run.rec (at once
+ * when they were written there), 0 not yet, -1 never. */
+int nt_san_hold_fetch(void *hold)
+{
+	struct nt_san_hold *h = hold;
+	int r;
+
+	if (!h->done || __atomic_load_n(&h->fetched, __ATOMIC_ACQUIRE))
+		return 1;
+	if (!claim(h))
+		return 0;	/* a waiting launch's thread is fetching them */
+	r = 0;
+	if (nt_collector_driver_try_enter()) {	/* else one waits for room: it fetches */
+		r = fetch_claimed(h, 0);
+		nt_collector_driver_leave();
+	}
+	__atomic_store_n(&h->claimed, 0, __ATOMIC_RELEASE);
+	return r;
+}
+
+/* In a launch's callback waiting for room in ctx: fetch the records of
+ * ctx's finished launches (up to HELP at a time); how many were. */
+#define HELP 64
+static int fetch_help(CUcontext ctx)
+{
+	struct nt_san_hold *mine[HELP], *h;
+	int n = 0, got = 0;
+
+	pthread_mutex_lock(&nt_san.lock);
+	for (h = unfetched; h && n < HELP; h = h->next)
+		if (h->cb->ctx == ctx && __atomic_load_n(&h->ended, __ATOMIC_ACQUIRE) == END_MARKED && claim(h))
+			mine[n++] = h;
+	pthread_mutex_unlock(&nt_san.lock);
+	for (int i = 0; i < n; i++) {
+		got += fetch_claimed(mine[i], 1) == 1;
+		__atomic_store_n(&mine[i]->claimed, 0, __ATOMIC_RELEASE);
+	}
+	return got;
+}
+
+int nt_san_room(CUcontext ctx, uint32_t blocks)
+{
+	struct ctx_buf *cb;
+	int room = 1;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(contexts, &ctx, cb);
+	if (cb && cb->pool)
+		room = nt_recpool_room(cb->pool, blocks);
+	pthread_mutex_unlock(&nt_san.lock);
+	return room;
 }

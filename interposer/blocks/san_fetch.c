@@ -81,6 +81,8 @@ static int pooled(CUcontext ctx)
 	return n;
 }
 
+static nt_san_stream copy_stream(const struct nt_cuda *c, CUcontext ctx, int make, const char **what, int *err);
+
 void nt_san_fetch_prepare(void)
 {
 	const struct nt_cuda *c = nt_san_cuda();
@@ -91,6 +93,14 @@ void nt_san_fetch_prepare(void)
 	__atomic_store_n(&starved, 0, __ATOMIC_RELAXED);
 	if (!c || c->cuCtxGetCurrent(&ctx) || !ctx)
 		return;
+	/* ... and the copy stream, for a launch that waits for room in its
+	 * callback and fetches records there (san_buffers.c) */
+	{
+		const char *what;
+		int err;
+
+		copy_stream(c, ctx, 1, &what, &err);
+	}
 	pthread_mutex_lock(&nt_san.lock);
 	have = pooled(ctx);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -133,9 +143,9 @@ void nt_san_fetch_give(CUcontext ctx, CUevent e, int ctx_dead)
 	pthread_mutex_unlock(&nt_san.lock);
 }
 
-/* ctx's copy stream, made now if need be (the collector's thread, with
- * ctx current); NULL with *what when it cannot be. */
-static nt_san_stream copy_stream(const struct nt_cuda *c, CUcontext ctx, const char **what, int *err)
+/* ctx's copy stream, made now if need be and make (with ctx current);
+ * NULL with *what when it cannot be. */
+static nt_san_stream copy_stream(const struct nt_cuda *c, CUcontext ctx, int make, const char **what, int *err)
 {
 	struct copy_stream *cs;
 	nt_san_stream s = NULL;
@@ -146,7 +156,7 @@ static nt_san_stream copy_stream(const struct nt_cuda *c, CUcontext ctx, const c
 		;
 	s = cs ? cs->s : NULL;
 	pthread_mutex_unlock(&nt_san.lock);
-	if (s)
+	if (s || !make)
 		return s;
 	*what = "cuStreamCreate";
 	if ((*err = c->cuStreamCreate(&cs_s, CU_STREAM_NON_BLOCKING)))
@@ -181,18 +191,23 @@ int nt_san_fetch_done(CUevent e)
 	return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }
 
-int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes)
+int nt_san_fetch_copy(CUcontext ctx, void *dst, const void *src, size_t bytes, int app)
 {
 	const struct nt_cuda *c = nt_san_cuda();
 	const char *what = "cuCtxSetCurrent";
 	CUstreamCaptureMode mode;
+	CUcontext cur = NULL;
 	nt_san_stream s;
 	int relaxed, err = -1;
 
+	/* a launch's thread: its own context, the stream made before */
+	if (app)
+		return c && !c->cuCtxGetCurrent(&cur) && cur == ctx && (s = copy_stream(c, ctx, 0, &what, &err)) &&
+			       !nt_san.sanitizerMemcpyDeviceToHost(dst, (void *)src, bytes, s) ? 0 : -1;
 	if (!c || (err = c->cuCtxSetCurrent(ctx)))
 		goto out;
 	relaxed = nt_san_relax(&mode);
-	if ((s = copy_stream(c, ctx, &what, &err))) {
+	if ((s = copy_stream(c, ctx, 1, &what, &err))) {
 		what = "sanitizerMemcpyDeviceToHost";
 		err = nt_san.sanitizerMemcpyDeviceToHost(dst, (void *)src, bytes, s);
 	}

@@ -288,16 +288,34 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/* The fake sanitizer's driver lock (fakegpu_driver_lock), when loaded:
+ * held by a thread in a launch's callbacks. */
+static void driver_lock(const char *what, int take)
+{
+	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	void (*lock)(const char *, int) = h ? (void (*)(const char *, int))dlsym(h, "fakegpu_driver_lock") : NULL;
+
+	if (lock)
+		lock(what, take);
+	if (h)
+		dlclose(h);
+}
+
 CUresult cuEventQuery(CUevent e)
 {
 	long id;
+	int done;
 
 	if (!gpu())
 		return no();
 	if (fakecuda_unsafe("cuEventQuery"))
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	driver_lock("cuEventQuery", 1);
 	id = event_slot(e, "cuEventQuery");
-	return !id || event_done(id) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	done = !id || event_done(id);
+	driver_lock(NULL, 0);
+	return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)

@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupti.h>	/* cuLaunchKernel_params */
 
@@ -107,6 +108,35 @@ static _Thread_local struct {
 __attribute__((visibility("default"))) int fakegpu_in_launch(void)
 {
 	return launch.loading;
+}
+
+/* The driver's lock: a thread in a launch's callbacks (between launch
+ * begin and end) holds it, and another thread's record copy
+ * (sanitizerMemcpyDeviceToHost) or event query (fakecuda's cuEventQuery,
+ * through fakegpu_driver_lock) waits for it, as on the H200, where a
+ * launch waiting in its callback for the collector to free record space
+ * waited NUCATRACE_WAIT seconds, and then dropped, while the collector's
+ * copy waited for it (session 26).  A wait of a second or more is said
+ * once on stderr ("fake gpu: ... waited for another thread's launch
+ * callbacks") and counted in fakegpu_stats' "lock_waits". */
+static pthread_mutex_t driver_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static long lock_waits;
+
+__attribute__((visibility("default"))) void fakegpu_driver_lock(const char *what, int take)
+{
+	struct timespec a, b;
+
+	if (!take) {
+		pthread_mutex_unlock(&driver_lock);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pthread_mutex_lock(&driver_lock);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 >= 1.0 &&
+	    __atomic_add_fetch(&lock_waits, 1, __ATOMIC_RELAXED) == 1)
+		fprintf(stderr, "fake gpu: %s waited %.1f s for another thread's launch callbacks\n", what,
+			(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
 }
 
 static void hangs_on_gpu(const char *what)
@@ -360,7 +390,9 @@ nt_san_result sanitizerMemcpyDeviceToHost(void *dst, void *src, size_t count, nt
 		return no();
 	if (unsafe("sanitizerMemcpyDeviceToHost"))
 		return NT_SAN_ERROR_NOT_INITIALIZED;
+	fakegpu_driver_lock("sanitizerMemcpyDeviceToHost", 1);
 	memcpy(dst, src, count);
+	fakegpu_driver_lock(NULL, 0);
 	__atomic_add_fetch(&d2h_copies, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&d2h_bytes, (long)count, __ATOMIC_RELAXED);
 	return NT_SAN_SUCCESS;
@@ -606,12 +638,14 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	launch.set = 0;
 	first_launch(func);
 	launch.loading = 1;	/* any launch's callbacks (session 12, runs 5 and 8) */
+	pthread_mutex_lock(&driver_lock);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
 	pthread_mutex_unlock(&g.lock);
 	run(id_of((void *)mod), data, d.gridId, grid, block);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END, &d);
+	pthread_mutex_unlock(&driver_lock);
 	launch.loading = 0;
 }
 
@@ -834,4 +868,7 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	if (g.no_data_set)
 		printf("fake gpu: %ld graph node launches ran patched code with no data ever set (a fault on "
 		       "the H200)\n", g.no_data_set);
+	if (lock_waits)
+		printf("fake gpu: %ld calls waited a second or more for the driver's lock (another thread's "
+		       "launch callbacks)\n", lock_waits);
 }

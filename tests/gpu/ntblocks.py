@@ -32,4 +32,7 @@ def connect(path):
     db.execute(f"create temp table blocks({', '.join(c + ' integer' for c in COLUMNS)})")
     db.executemany(f"insert into temp.blocks values({', '.join('?' * len(COLUMNS))})",
                    ([int(v) if v else (0 if i == 8 else -1) for i, v in enumerate(r)] for r in rows))
+    # the scripts look launches up one by one: without it, 14,843 launches
+    # of 15M records took more than 200 s
+    db.execute("create index temp.blocks_by_launch on blocks(launch)")
     return db

@@ -161,10 +161,14 @@ static void test_growth(void **state)
 	nt_recpool_stats(p, &st);
 	assert_int_equal(st.slabs, 3);	/* 64, then 64 (doubling 64), then 128 */
 	assert_int_equal(st.slots, 256);
+	assert_false(nt_recpool_room(p, 16));
 	assert_int_equal(take(p, 16, &r[n]), NT_RECPOOL_FULL);
+	assert_true(nt_recpool_room(p, 257));	/* never fits: no wait for room */
 	assert_int_equal(take(p, 257, &r[n]), NT_RECPOOL_TOO_BIG);
 	unstamp(&r[5], 6);
 	nt_recpool_give(p, &r[5]);
+	assert_true(nt_recpool_room(p, 16));
+	assert_false(nt_recpool_room(p, 17));
 	assert_int_equal(take(p, 16, &r[5]), NT_RECPOOL_OK);
 	stamp(&r[5], 6);
 	for (int i = 0; i < n; i++) {
@@ -234,15 +238,19 @@ static void test_random(void **state)
 	struct mem_log log;
 	struct nt_recpool *p = pool(&log, 256, 4096);
 	unsigned seed = 12345, tag = 0;
+	int fulls = 0;
 
 	(void)state;
 	for (int step = 0; step < 20000; step++) {
 		seed = seed * 1103515245u + 12345u;
 		if (n < 32 && (seed >> 16) % 3) {
 			uint32_t blocks = 1 + (seed >> 8) % ((seed >> 20) % 7 ? 40 : 700);
+			int room = nt_recpool_room(p, blocks);
 			enum nt_recpool_status st = take(p, blocks, &live[n]);
 
 			assert_true(st == NT_RECPOOL_OK || st == NT_RECPOOL_FULL);
+			assert_int_equal(room, st != NT_RECPOOL_FULL);	/* room() foretold it */
+			fulls += st == NT_RECPOOL_FULL;
 			if (st == NT_RECPOOL_OK) {
 				tags[n] = ++tag;
 				stamp(&live[n], tags[n]);
@@ -269,6 +277,7 @@ static void test_random(void **state)
 		assert_int_equal(st.used, 0);
 		assert_true(st.slots <= 4096);
 	}
+	assert_true(fulls > 100);	/* the pool was full often enough to test room() */
 	pool_free(p);
 	assert_int_equal(log.allocs, log.releases);
 }
