@@ -201,8 +201,12 @@ check graphs-device graphs_device
 T=tests/gpu/progs/torch_train.py
 # A PyTorch training step captured into one CUDA graph and replayed:
 # every node launch of every replay.
+# The first launches of lazily loaded kernels are dropped ("its module is
+# instrumented before a later launch": 11-17 of 14,843 on three H200s,
+# docs/results/2026-12-03-record-wait.md; docs/limits.md), no others.
 graphs_torch() {
-	with_opts '^step [0-9]+ loss' 1 traced torchgraphs all 1 python3 $T --graphs --steps 10
+	DROPS_OK='its module is instrumented before a later launch.*' \
+		with_opts '^step [0-9]+ loss' 1 traced torchgraphs all 1 python3 $T --graphs --steps 10
 }
 check pytorch-cuda-graphs graphs_torch
 # The same under the default policy: its window opens in the warm-up on

@@ -18,6 +18,9 @@
 #   checks    tests/gpu/interposer.sh (make test-gpu's interposer part)
 #   graphchecks  its graph-early-patch and pytorch-cuda-graphs checks only
 #             (call 3: those that failed in call 2)
+#   torchgraphs  its pytorch-cuda-graphs check only (call 4)
+#   trainall  the training loop (20 steps) untraced and under --sample all
+#             with the default buffers: losses compared, drops (call 4)
 # Logs in $OUT/wait2.tgz, packed after each step.
 RO=${OUT:-/tmp/out}
 W=/tmp/P
@@ -80,6 +83,13 @@ for s in "$@"; do
 	checks) CHECK_LIMIT=200 timeout 330 sh tests/gpu/interposer.sh $W/checks >$W/checks.log 2>&1 ;;
 	graphchecks) CHECK_LIMIT=200 ONLY="graph-early-patch pytorch-cuda-graphs" timeout 330 \
 			sh tests/gpu/interposer.sh $W/graphchecks >$W/graphchecks.log 2>&1 ;;
+	torchgraphs) CHECK_LIMIT=200 ONLY="pytorch-cuda-graphs" timeout 300 \
+			sh tests/gpu/interposer.sh $W/torchgraphs >$W/torchgraphs.log 2>&1 ;;
+	trainall) timeout 100 python3 tests/gpu/progs/torch_train.py --steps 20 >$W/trainall.plain 2>&1
+		stacks trainall 100 python3 tests/gpu/progs/torch_train.py --steps 20
+		grep -i loss $W/trainall.plain >$W/trainall.p; grep -i loss $W/trainall.out >$W/trainall.t
+		if cmp $W/trainall.p $W/trainall.t >>$W/trainall.log 2>&1; then echo "losses equal" >>$W/trainall.log; fi
+		meta $W/trainall/*.sqlite >>$W/trainall.log 2>&1 ;;
 	esac
 	echo "== $s: rc $?, $(( $(date +%s) - t0 )) s"
 	tail -n 30 $W/$s.log 2>/dev/null
