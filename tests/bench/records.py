@@ -9,9 +9,9 @@ repetition by repetition:
   floor    no nucatrace: tests/gpu/subcost.so attached to the Compute
            Sanitizer with nothing enabled (what attaching costs anyone)
   all      nucatrace run --sample all (every launch, both patch sites)
-  all7     the same with NUCATRACE_PACK_THREADS=7 (helpers packing beside
-           the collector; a first build of them stalled such runs on the
-           H200, docs/results/2026-12-03-packed-records.md)
+  all0     the same with NUCATRACE_PACK_THREADS=0: the collector packs
+           alone, without the helpers that pack beside it by default (7, at
+           most half the CPUs)
   entry    nucatrace run --sample all --blocks entry (starts only)
 
 A run that takes longer than --limit seconds is killed with its process
@@ -80,14 +80,14 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--launches", type=int, default=400)
     ap.add_argument("--limit", type=float, default=300, help="seconds a run may take")
-    ap.add_argument("--configs", default="bare,floor,all,entry", help="of bare,floor,all,all7,entry")
+    ap.add_argument("--configs", default="bare,floor,all,entry", help="of bare,floor,all,all0,entry")
     a = ap.parse_args()
     b = os.environ.get("BUILD", "build")
     prog = [f"{b}/tests/gpu/triad", str(a.launches)]
     nt = [f"{b}/nucatrace", "run", "--quiet", "--no-calibrate", "--sample", "all"]
     cfgs = {"bare": (None, {}), "floor": (None, {"CUDA_INJECTION64_PATH": os.path.abspath(f"{b}/tests/gpu/subcost.so"),
                                                   "SUBCOST": "none"}),
-            "all": (nt, {}), "all7": (nt, {"NUCATRACE_PACK_THREADS": "7"}),
+            "all": (nt, {}), "all0": (nt, {"NUCATRACE_PACK_THREADS": "0"}),
             "entry": (nt + ["--blocks", "entry"], {})}
     cfgs = {c: cfgs[c] for c in a.configs.split(",")}
     res = {c: [] for c in cfgs}
