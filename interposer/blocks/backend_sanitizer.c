@@ -440,7 +440,8 @@ static void wait_for_room(CUstream stream, uint64_t blocks)
 	CUcontext ctx = NULL;
 	double t0, deadline;
 
-	if (!blocks || blocks > UINT32_MAX || !nt_collector_pending() || !(cu = nt_san_cuda()) ||
+	if (!blocks || blocks > UINT32_MAX || !nt_collector_pending() || !nt_collector_window_open() ||
+	    !(cu = nt_san_cuda()) ||
 	    cu->cuCtxGetCurrent(&ctx) || !ctx || nt_san_room(ctx, (uint32_t)blocks) || !nt_collector_waits() ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
