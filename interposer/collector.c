@@ -25,6 +25,7 @@ struct pending {
 	char *kernel;			/* owned copy of l.kernel */
 	const volatile struct nt_block_rec *rec;
 	uint32_t n, tag, done;		/* records known complete: rec[0..done) */
+	int64_t phase;			/* the sampling phase it was traced in (gpu=) */
 	int (*fetch)(void *);		/* NULL: rec[] fills as the blocks run */
 	void (*release)(void *);
 	void *cookie;
@@ -315,6 +316,10 @@ int nt_collector_entry_phase(void)
 	return __atomic_load_n(&col.entry_phase, __ATOMIC_RELAXED);
 }
 
+/* The sampling phase of this thread's last launch sampled to be traced:
+ * its nt_collector_traced() follows on the same thread. */
+static _Thread_local int64_t traced_phase = -1;
+
 int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 {
 	char *dm = NULL;
@@ -325,8 +330,10 @@ int nt_collector_sample(const struct nt_launch_info *l, uint64_t *seq)
 	if (col.started && !col.stop) {
 		dm = demangled_for_policy(l->kernel);
 		flags = nt_sampling_decide_grid(col.sampling, l->kernel, dm, grid_blocks(l), nt_now_s());
-		if (flags & NT_SAMPLE_TRACE)
+		if (flags & NT_SAMPLE_TRACE) {
 			nt_sampling_blocks(col.sampling, grid_blocks(l));
+			traced_phase = nt_sampling_phase_id(col.sampling);
+		}
 		__atomic_store_n(&col.open, nt_sampling_open(col.sampling), __ATOMIC_RELAXED);
 		__atomic_store_n(&col.entry_phase, entry_phase(), __ATOMIC_RELAXED);
 		if (nt_sampling_exhausted(col.sampling))
@@ -513,6 +520,7 @@ int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 	p->seq = seq;
 	p->l = *l;
 	p->l.kernel = p->kernel;
+	p->phase = traced_phase;
 	p->rec = rec;
 	p->n = n;
 	p->tag = tag;
@@ -784,10 +792,18 @@ static void exit_progress(void)
 
 static void finish(struct pending *p, const char *drop)
 {
+	int64_t span_ns = 0;
+
 	if (drop)
 		nt_sink_drop(col.sink, p->seq, p->l.kernel, drop);
-	else if (nt_sink_launch(col.sink, p->seq, &p->l, p->rec, p->n))
+	else if (nt_sink_launch(col.sink, p->seq, &p->l, p->rec, p->n, &span_ns))
 		nt_warn("a launch could not be written to the trace file (see above); it is lost");
+	else if (span_ns > 0) {	/* towards its window's gpu= */
+		pthread_mutex_lock(&col.lock);
+		if (col.sampling)
+			nt_sampling_gpu_time(col.sampling, p->phase, (double)span_ns / 1e9);
+		pthread_mutex_unlock(&col.lock);
+	}
 	p->release(p->cookie);
 	free(p->kernel);
 	free(p);

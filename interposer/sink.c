@@ -401,7 +401,7 @@ void nt_sink_start_threads(struct nt_sink *s)
 }
 
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
-		   const volatile struct nt_block_rec *rec, uint32_t n)
+		   const volatile struct nt_block_rec *rec, uint32_t n, int64_t *span_ns)
 {
 	struct nt_trace_launch tl;
 	struct nt_cubin_kernel a;
@@ -424,6 +424,7 @@ int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info 
 		t0 = s->items[i].t0 < t0 ? s->items[i].t0 : t0;
 		t1 = s->items[i].t1 > t1 ? s->items[i].t1 : t1;
 	}
+	*span_ns = n && t1 > t0 ? t1 - t0 : 0;
 	nt_devices_note(s->devices, s->t, l->device);
 	if (s->n_late)
 		late_write(s);

@@ -64,9 +64,10 @@ struct nt_sink *nt_sink_new(const struct nt_config *cfg, const char *backend, co
  * kernels mode) the collector packs alone. */
 void nt_sink_start_threads(struct nt_sink *s);
 
-/* A finished traced launch and its n block records. */
+/* A finished traced launch and its n block records; *span_ns its first
+ * block's start to its last block's end (entry-only: last start). */
 int nt_sink_launch(struct nt_sink *s, uint64_t seq, const struct nt_launch_info *l,
-		   const volatile struct nt_block_rec *rec, uint32_t n);
+		   const volatile struct nt_block_rec *rec, uint32_t n, int64_t *span_ns);
 
 /* A kernels-mode launch, seq-th of the process (in the order CUPTI
  * delivered them; graph replays share a correlation id, so it cannot

@@ -45,6 +45,7 @@ struct nt_sampling {
 	int64_t window, skip, idle;	/* 0: not given */
 	int64_t blocks;			/* 0: not given */
 	double budget;			/* percent; 0: not given */
+	double gpu;			/* seconds; 0: not given */
 	char **match;
 	int n_match;
 	struct kernel_count *counts;
@@ -57,6 +58,7 @@ struct nt_sampling {
 	int open;
 	int64_t in_window, since_traced;
 	int64_t window_blocks;		/* blocks of the window's traced launches (nt_sampling_blocks) */
+	double window_gpu;		/* their GPU seconds so far (nt_sampling_gpu_time) */
 	int64_t quota_kernels;		/* traced in the window, first= not done */
 	int64_t retry_kernels;		/* awaited in the window: a pick to retry */
 	double opened_at, closed_at, spent;	/* spent: closed windows, seconds */
@@ -85,8 +87,10 @@ static int parse_count(const char *term, const char *val, int64_t *v, struct nt_
 	return 0;
 }
 
-/* "budget=2.5" -> 2.5 into *v: a percent in (0, 100]. */
-static int parse_percent(const char *term, const char *val, double *v, struct nt_err *err)
+/* "budget=2.5" -> 2.5 into *v: a decimal in (0, hi], what (a percent,
+ * seconds) in the message. */
+static int parse_decimal(const char *term, const char *val, double hi, const char *what, double *v,
+			 struct nt_err *err)
 {
 	char *end = (char *)val;
 	double p = 0;
@@ -96,9 +100,9 @@ static int parse_percent(const char *term, const char *val, double *v, struct nt
 	errno = 0;
 	if ((*val >= '0' && *val <= '9') || *val == '.')
 		p = strtod(val, &end);
-	if (errno || *end || !(p > 0 && p <= 100))
-		return nt_err_set(err, "sampling policy: in '%s', '%s' is not a percent in (0, 100]", term,
-				  val);
+	if (errno || *end || !(p > 0 && p <= hi))
+		return nt_err_set(err, "sampling policy: in '%s', '%s' is not %s in (0, %g]", term, val, what,
+				  hi);
 	*v = p;
 	return 0;
 }
@@ -134,7 +138,9 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 	if (!strcmp(term, "blocks"))
 		return parse_count("blocks", val, &s->blocks, err);
 	if (!strcmp(term, "budget"))
-		return parse_percent("budget", val, &s->budget, err);
+		return parse_decimal("budget", val, 100, "a percent", &s->budget, err);
+	if (!strcmp(term, "gpu"))
+		return parse_decimal("gpu", val, 3600, "seconds", &s->gpu, err);
 	if (!strcmp(term, "match")) {
 		if (!*val)
 			return nt_err_set(err, "sampling policy: 'match=' needs a pattern");
@@ -149,7 +155,7 @@ static int parse_term(struct nt_sampling *s, char *term, struct nt_err *err)
 	val[-1] = '=';
 unknown:
 	return nt_err_set(err, "sampling policy: unknown term '%s' (known: all, none, first=N, every=K, "
-			  "match=GLOB, max=N, window=N, skip=N, idle=N, blocks=N, budget=P)", term);
+			  "match=GLOB, max=N, window=N, skip=N, idle=N, blocks=N, gpu=S, budget=P)", term);
 }
 
 /* Trim spaces around a term in place. */
@@ -194,6 +200,8 @@ static int canonical(struct nt_sampling *s, struct nt_err *err)
 		at += sprintf(s->canon + at, "%sidle=%lld", at ? "," : "", (long long)s->idle);
 	if (s->blocks)
 		at += sprintf(s->canon + at, "%sblocks=%lld", at ? "," : "", (long long)s->blocks);
+	if (s->gpu)
+		at += sprintf(s->canon + at, "%sgpu=%g", at ? "," : "", s->gpu);
 	if (s->budget)
 		sprintf(s->canon + at, "%sbudget=%g", at ? "," : "", s->budget);
 	return 0;
@@ -385,10 +393,11 @@ static void note_traced(struct nt_sampling *s, struct kernel_count *k)
 }
 
 /* The open window's phase has had its window= launches, or its traced
- * launches its blocks= blocks. */
+ * launches its blocks= blocks or gpu= seconds. */
 static int phase_full(const struct nt_sampling *s)
 {
-	return (s->window && s->in_window - s->phase_start >= s->window) || (s->blocks && s->window_blocks >= s->blocks);
+	return (s->window && s->in_window - s->phase_start >= s->window) ||
+	       (s->blocks && s->window_blocks >= s->blocks) || (s->gpu && s->window_gpu >= s->gpu);
 }
 
 int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *demangled, double now)
@@ -432,6 +441,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 		s->resume = 2;	/* once its modules are unpatched */
 		s->phase_start = s->in_window;
 		s->window_blocks = 0;
+		s->window_gpu = 0;
 		close = 1;
 	} else if (close || (!s->open && !s->resume)) {
 		s->phase = 0;
@@ -451,6 +461,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 		s->in_window = 0;
 		s->phase_start = 0;
 		s->window_blocks = 0;
+		s->window_gpu = 0;
 		s->since_traced = 0;
 		s->quota_kernels = 0;
 		s->retry_kernels = 0;
@@ -491,6 +502,17 @@ void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks)
 {
 	if (s->open && blocks > 0)
 		s->window_blocks += blocks;
+}
+
+int64_t nt_sampling_phase_id(const struct nt_sampling *s)
+{
+	return s->open ? s->windows * 256 + s->phase : -1;
+}
+
+void nt_sampling_gpu_time(struct nt_sampling *s, int64_t phase_id, double seconds)
+{
+	if (s->open && phase_id >= 0 && phase_id == nt_sampling_phase_id(s) && seconds > 0)
+		s->window_gpu += seconds;
 }
 
 void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t blocks)

@@ -42,6 +42,13 @@
  *              million a second), each phase of a window with phases
  *              (nt_sampling_phases) N of its own; a launch of more than N
  *              blocks is never traced (NT_SAMPLE_TOO_BIG)
+ *   gpu=S      a window (each phase of one) also closes once its traced
+ *              launches that have finished took S seconds of GPU time
+ *              (nt_sampling_gpu_time: first block start to last block
+ *              end, instrumented), at the first decision after that: a
+ *              launch's time is known only once it has run, so the
+ *              launches in flight then are traced still; S a decimal in
+ *              (0, 3600]
  *   budget=P   a window opens only while the time spent in windows
  *              (opening to the end of the unpatching) is at most P percent
  *              of the time since the first launch; P a decimal in (0, 100]
@@ -176,6 +183,12 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t block
 /* A launch decide() chose to trace has this many blocks (its grid): they
  * count towards blocks= of the open window. */
 void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks);
+/* The open window's phase, for nt_sampling_gpu_time (-1 when none is
+ * open): taken when a launch is traced. */
+int64_t nt_sampling_phase_id(const struct nt_sampling *s);
+/* A launch traced in phase_id took this many seconds of GPU time: they
+ * count towards gpu= while that phase is open (not towards a later one). */
+void nt_sampling_gpu_time(struct nt_sampling *s, int64_t phase_id, double seconds);
 /* 1 while a window is open. */
 int nt_sampling_open(const struct nt_sampling *s);
 

@@ -38,8 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "policy '%s' picked '%s', which it said it may never trace\n", policy, k);
 			abort();
 		}
-		if (d & NT_SAMPLE_TRACE)	/* its grid, for blocks= */
+		if (d & NT_SAMPLE_TRACE) {	/* its grid, for blocks=, and its GPU time, for gpu= */
 			nt_sampling_blocks(s, 1 + i % 5 * 300);
+			nt_sampling_gpu_time(s, nt_sampling_phase_id(s) - i % 2, i % 7 * 1e-3);
+		}
 		if (d & NT_SAMPLE_CLOSE)	/* the modules unpatched: budget= counts it */
 			nt_sampling_window_done(s, i * 1e-3 + 5e-4);
 	}

@@ -696,6 +696,46 @@ static void test_budgeted(void **state)
 	nt_sampling_free(s);
 }
 
+/* gpu=: a window's phase closes at the first decision after its traced
+ * launches that have finished took that much GPU time; a launch of an
+ * earlier phase counts towards none; each phase has its own. */
+static void test_gpu_cap(void **state)
+{
+	struct nt_sampling *s = parse_ok("all,window=100,gpu=0.5");
+	int64_t first, old;
+	int d;
+
+	(void)state;
+	assert_string_equal(nt_sampling_string(s), "all,window=100,gpu=0.5");
+	assert_int_equal(nt_sampling_phase_id(s), -1);	/* no window open yet */
+	assert_int_equal(nt_sampling_phases(s, 2), 2);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	first = nt_sampling_phase_id(s);
+	assert_true(first >= 0);
+	nt_sampling_gpu_time(s, first, 0.3);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);	/* 0.3 s < 0.5 */
+	nt_sampling_gpu_time(s, first, 0.3);
+	d = nt_sampling_decide(s, "_Z1av", NULL, 0.0);	/* 0.6 s: the phase closes */
+	assert_int_equal(d, NT_SAMPLE_CLOSE);
+	nt_sampling_window_done(s, 0.0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);	/* phase 1 */
+	assert_int_equal(nt_sampling_phase(s), 1);
+	old = first;
+	assert_true(nt_sampling_phase_id(s) != old);
+	nt_sampling_gpu_time(s, old, 10.0);	/* a launch of phase 0 that ended late */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_gpu_time(s, nt_sampling_phase_id(s), 0.5);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_CLOSE);	/* the window's end */
+	nt_sampling_window_done(s, 0.0);
+	nt_sampling_gpu_time(s, first, 1.0);	/* none open: nothing */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);	/* one window (no budget=) */
+	nt_sampling_free(s);
+	refused("gpu=0", "seconds");
+	refused("gpu=3601", "seconds");
+	refused("gpu=x", "seconds");
+	refused("gpu=1,gpu=2", "twice");
+}
+
 /* nt_sampling_next_open: when a caller may stop deciding launches, and
  * that the window it then expects opens at that time, not before. */
 static void test_next_open(void **state)
@@ -777,6 +817,7 @@ int main(void)
 		cmocka_unit_test(test_name_addresses),
 		cmocka_unit_test(test_blocks_cap),
 		cmocka_unit_test(test_budgeted),
+		cmocka_unit_test(test_gpu_cap),
 		cmocka_unit_test(test_next_open),
 	};
 
