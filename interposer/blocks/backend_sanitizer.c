@@ -626,6 +626,17 @@ static uint64_t grid_of(unsigned x, unsigned y, unsigned z)
 	return (uint64_t)x * y * z;
 }
 
+/* What the parameters of cuLaunchKernel and cuLaunchCooperativeKernel
+ * (and their _ptsz forms), of type `type`, say of the launch. */
+#define PLAIN_LAUNCH(type)                                               \
+	do {                                                             \
+		const type *q_ = p;                                      \
+                                                                         \
+		pending_dyn_smem = q_->sharedMemBytes;                   \
+		stream = q_->hStream;                                    \
+		blocks = grid_of(q_->gridDimX, q_->gridDimY, q_->gridDimZ); \
+	} while (0)
+
 static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
 	const void *p = d->functionParams;
@@ -638,29 +649,17 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		return;
 	switch (cbid) {
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
-		pending_dyn_smem = ((const cuLaunchKernel_params *)p)->sharedMemBytes;
-		stream = ((const cuLaunchKernel_params *)p)->hStream;
-		blocks = grid_of(((const cuLaunchKernel_params *)p)->gridDimX, ((const cuLaunchKernel_params *)p)->gridDimY,
-				 ((const cuLaunchKernel_params *)p)->gridDimZ);
+		PLAIN_LAUNCH(cuLaunchKernel_params);
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel_ptsz:
-		pending_dyn_smem = ((const cuLaunchKernel_ptsz_params *)p)->sharedMemBytes;
-		stream = ((const cuLaunchKernel_ptsz_params *)p)->hStream;
-		blocks = grid_of(((const cuLaunchKernel_ptsz_params *)p)->gridDimX, ((const cuLaunchKernel_ptsz_params *)p)->gridDimY,
-				 ((const cuLaunchKernel_ptsz_params *)p)->gridDimZ);
+		PLAIN_LAUNCH(cuLaunchKernel_ptsz_params);
 		ptsz = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel:
-		pending_dyn_smem = ((const cuLaunchCooperativeKernel_params *)p)->sharedMemBytes;
-		stream = ((const cuLaunchCooperativeKernel_params *)p)->hStream;
-		blocks = grid_of(((const cuLaunchCooperativeKernel_params *)p)->gridDimX, ((const cuLaunchCooperativeKernel_params *)p)->gridDimY,
-				 ((const cuLaunchCooperativeKernel_params *)p)->gridDimZ);
+		PLAIN_LAUNCH(cuLaunchCooperativeKernel_params);
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchCooperativeKernel_ptsz:
-		pending_dyn_smem = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->sharedMemBytes;
-		stream = ((const cuLaunchCooperativeKernel_ptsz_params *)p)->hStream;
-		blocks = grid_of(((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimX, ((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimY,
-				 ((const cuLaunchCooperativeKernel_ptsz_params *)p)->gridDimZ);
+		PLAIN_LAUNCH(cuLaunchCooperativeKernel_ptsz_params);
 		ptsz = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuLaunchKernelEx:
