@@ -1,4 +1,5 @@
 #include "report/dispatch.h"
+#include "util/sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,29 +7,6 @@
 
 #define SM_BITS 11	/* an SM in the low bits of a sort key */
 #define MAX_REL_NS ((uint64_t)1 << 52)
-
-/* v[0..n-1] sorted ascending (LSD radix, 11-bit digits, only as many
- * passes as the largest key needs); tmp has room for n. */
-#define DIGIT 11
-static void sort_u64(uint64_t *v, uint64_t *tmp, size_t n)
-{
-	const uint64_t mask = (1u << DIGIT) - 1;
-	uint64_t most = 0;
-
-	for (size_t i = 0; i < n; i++)
-		most |= v[i];
-	for (int shift = 0; shift < 64 && (most >> shift); shift += DIGIT) {
-		size_t count[(1 << DIGIT) + 1] = { 0 };
-
-		for (size_t i = 0; i < n; i++)
-			count[((v[i] >> shift) & mask) + 1]++;
-		for (int d = 0; d < 1 << DIGIT; d++)
-			count[d + 1] += count[d];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[(v[i] >> shift) & mask]++] = v[i];
-		memcpy(v, tmp, n * sizeof(*v));
-	}
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -68,7 +46,7 @@ static void time_keys(const struct nt_replay_block *b, size_t n, int64_t t0, int
 	for (size_t i = 0; i < n; i++)
 		key[i] = (uint64_t)((ends ? b[i].t_end_ns : b[i].t_start_ns) - t0) << SM_BITS |
 			 (uint64_t)b[i].sm;
-	sort_u64(key, tmp, n);
+	nt_sort_u64(key, tmp, n);
 }
 
 /* The slot gaps the records show (dispatch.h), shifted by 2^63 to sort
@@ -214,7 +192,7 @@ int nt_dispatch_fit(const struct nt_replay_block *b, size_t n, int n_sm, int slo
 	/* the slot gaps, sorted, into tmp */
 	if ((g = slot_gaps(ks, ke, n, n_sm, slots, at, by_s, by_e, tmp)) == (size_t)-1)
 		goto oom;
-	sort_u64(tmp, by_s, g);
+	nt_sort_u64(tmp, by_s, g);
 	for (int q = 0; q <= 12; q++) {
 		double turnaround = 0, ferr, gap;
 

@@ -58,28 +58,45 @@ int nt_report_launch_ok(const struct nt_trace_launch *l, int listed, char *why, 
 	return -1;
 }
 
+/* A block row's fault, BLOCK_OK when it is good: the check runs on every
+ * record of a trace, so nothing is formatted until a row is bad. */
+enum block_fault { BLOCK_OK, BAD_SM, BAD_START, BAD_TIME, BAD_CYCLES, BAD_WARPS };
+
+static enum block_fault block_fault(const struct nt_trace_block *b, int n_sm, int entry_only)
+{
+	if (b->sm < 0 || b->sm >= n_sm)
+		return BAD_SM;
+	if (entry_only)		/* its end is not known */
+		return b->t_start_ns < 0 || b->c_start < 0 ? BAD_START : BLOCK_OK;
+	if (b->t_start_ns < 0 || b->t_end_ns < b->t_start_ns)
+		return BAD_TIME;
+	if (b->c_start < 0 || b->c_end < b->c_start)
+		return BAD_CYCLES;
+	return b->warps < 0 ? BAD_WARPS : BLOCK_OK;
+}
+
 int nt_report_block_ok(const struct nt_trace_block *b, int n_sm, int entry_only, char *why, size_t len)
 {
+	enum block_fault fault = block_fault(b, n_sm, entry_only);
 	char *f;
-	size_t fl = rest(why, len, snprintf(why, len, "blocks row (launch %lld, block %lld): ",
-					    (long long)b->launch, (long long)b->block), &f);
+	size_t fl;
 
-	if (b->sm < 0 || b->sm >= n_sm)
+	if (fault == BLOCK_OK)
+		return 0;
+	fl = rest(why, len, snprintf(why, len, "blocks row (launch %lld, block %lld): ", (long long)b->launch,
+				     (long long)b->block), &f);
+	if (fault == BAD_SM)
 		snprintf(f, fl, "sm %d is not an SM of the device (0..%d)", b->sm, n_sm - 1);
-	else if (entry_only && (b->t_start_ns < 0 || b->c_start < 0))	/* its end is not known */
+	else if (fault == BAD_START)
 		snprintf(f, fl, "t_start_ns %lld, c_start %lld is not a start", (long long)b->t_start_ns,
 			 (long long)b->c_start);
-	else if (entry_only)
-		return 0;
-	else if (b->t_start_ns < 0 || b->t_end_ns < b->t_start_ns)
+	else if (fault == BAD_TIME)
 		snprintf(f, fl, "t_start_ns %lld, t_end_ns %lld is not a time span", (long long)b->t_start_ns,
 			 (long long)b->t_end_ns);
-	else if (b->c_start < 0 || b->c_end < b->c_start)
+	else if (fault == BAD_CYCLES)
 		snprintf(f, fl, "c_start %lld, c_end %lld is not a cycle span", (long long)b->c_start,
 			 (long long)b->c_end);
-	else if (b->warps < 0)
-		snprintf(f, fl, "warps %d is negative", b->warps);
 	else
-		return 0;
+		snprintf(f, fl, "warps %d is negative", b->warps);
 	return -1;
 }

@@ -364,6 +364,38 @@ static void test_observed_slots(void **state)
 	}
 }
 
+/* Against counting by hand: for each block's start, the blocks on its SM
+ * that cover that instant ([start, end)), over random launches with
+ * ties, zero-length blocks and far-apart times. */
+static void test_observed_slots_brute(void **state)
+{
+	enum { N = 400 };
+	struct nt_replay_block b[N];
+	struct nt_err err;
+
+	(void)state;
+	for (int rep = 0; rep < 60; rep++) {
+		int n = 1 + (int)(urand01() * N), sms = 1 + (int)(urand01() * 9), most = 0, slots = -1;
+		int64_t grain = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 10 : (int64_t)1 << 40;
+
+		for (int i = 0; i < n; i++) {
+			b[i].t_start_ns = grain * (int64_t)(urand01() * 50);
+			b[i].t_end_ns = b[i].t_start_ns + grain * (int64_t)(urand01() * 8);
+			b[i].sm = (int32_t)(urand01() * sms);
+		}
+		for (int i = 0; i < n; i++) {
+			int run = 0;
+
+			for (int j = 0; j < n; j++)
+				run += b[j].sm == b[i].sm && b[j].t_start_ns <= b[i].t_start_ns &&
+				       b[i].t_start_ns < b[j].t_end_ns;
+			most = run > most ? run : most;
+		}
+		assert_int_equal(nt_replay_observed_slots(b, (size_t)n, &slots, &err), 0);
+		assert_int_equal(slots, most);
+	}
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -547,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_slope_zero_uniform_is_hardware),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_observed_slots),
+		cmocka_unit_test(test_observed_slots_brute),
 		cmocka_unit_test(test_million_blocks),
 		cmocka_unit_test(test_real_chase),
 		cmocka_unit_test(test_real_torch_gemm),
