@@ -25,6 +25,8 @@ enum {
 struct nt_cubin {
 	int arch;
 	int device_launches;
+	size_t variables;	/* module-scope variables */
+	char *first_variable;
 	size_t n;
 	struct nt_cubin_kernel *k;
 };
@@ -38,6 +40,7 @@ struct parse {
 	long *scn_kernel;	/* .text section index -> kernel, or -1 */
 	int64_t *min_stack;
 	int64_t smem_window;	/* bytes of .nv.shared.<k> that are not the user's */
+	size_t shstrndx;
 	struct nt_err *err;
 };
 
@@ -115,6 +118,33 @@ static int device_launch(const char *name)
 	return 0;
 }
 
+/* 1 for a section of module-scope variables: __device__ and __managed__
+ * (.nv.global, .nv.global.init) and __constant__ (.nv.constant3 on
+ * sm_90; any bank but 0, which holds each kernel's parameters).  Not
+ * .nv.shared.*: a block's own. */
+static int variable_section(const char *name)
+{
+	return !strncmp(name, ".nv.global", 10) ||
+	       (!strncmp(name, ".nv.constant", 12) && name[12] >= '1' && name[12] <= '9');
+}
+
+/* A defined object symbol s: a module-scope variable when its section
+ * is one of variable_section's. */
+static int note_variable(struct parse *p, const GElf_Sym *s, const char *name)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	const char *sname;
+
+	if (GELF_ST_TYPE(s->st_info) != STT_OBJECT || s->st_shndx == SHN_UNDEF || s->st_shndx >= p->shnum ||
+	    !(scn = elf_getscn(p->elf, s->st_shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sname = elf_strptr(p->elf, p->shstrndx, sh.sh_name)) || !variable_section(sname))
+		return 0;
+	if (!p->c->variables++ && !(p->c->first_variable = strdup(name)))
+		return nt_err_set(p->err, "out of memory");
+	return 0;
+}
+
 static int read_symbols(struct parse *p, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -139,6 +169,8 @@ static int read_symbols(struct parse *p, Elf_Scn *scn, const GElf_Shdr *sh)
 		if (!strcmp(name, ".nv.reservedSmem.cap") && s.st_value)
 			p->smem_window = (int64_t)s.st_value;
 		p->c->device_launches |= device_launch(name);
+		if (note_variable(p, &s, name))
+			return -1;
 		if (GELF_ST_TYPE(s.st_info) == STT_FUNC && (s.st_other & STO_CUDA_ENTRY) && *name &&
 		    add_kernel(p, i, name, s.st_shndx))
 			return -1;
@@ -348,6 +380,7 @@ int nt_cubin_parse(const void *image, size_t size, struct nt_cubin **out, struct
 		elf_fail(&p, "section table");
 		goto out;
 	}
+	p.shstrndx = shstrndx;
 	if (shstrndx == 0 || shstrndx >= p.shnum) {
 		nt_err_set(err, "cubin: section name table %zu of %zu", shstrndx, p.shnum);
 		goto out;
@@ -408,6 +441,13 @@ int nt_cubin_device_launches(const struct nt_cubin *c)
 	return c ? c->device_launches : 0;
 }
 
+size_t nt_cubin_variables(const struct nt_cubin *c, const char **first)
+{
+	if (first)
+		*first = c ? c->first_variable : NULL;
+	return c ? c->variables : 0;
+}
+
 int nt_cubin_arch(const struct nt_cubin *c)
 {
 	return c ? c->arch : 0;
@@ -420,5 +460,6 @@ void nt_cubin_free(struct nt_cubin *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->k[i].name);
 	free(c->k);
+	free(c->first_variable);
 	free(c);
 }

@@ -72,6 +72,12 @@ int nt_cubin_arch(const struct nt_cubin *c);
  * (dynamic parallelism, device graph launch): its kernels may launch
  * grids the host never sees. */
 int nt_cubin_device_launches(const struct nt_cubin *c);
+/* How many module-scope variables the cubin defines (__device__,
+ * __managed__ and __constant__: defined object symbols in .nv.global*
+ * and .nv.constant1-9 sections), and the first one's name into *first
+ * (NULL when none; valid until nt_cubin_free).  A second copy of the
+ * module (a twin) would have variables of its own. */
+size_t nt_cubin_variables(const struct nt_cubin *c, const char **first);
 void nt_cubin_free(struct nt_cubin *c);
 
 #endif

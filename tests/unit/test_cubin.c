@@ -137,6 +137,29 @@ static void test_device_launches(void **state)
 	free(im.b);
 }
 
+/* Module-scope variables: four, of every kind; none in the other cubins. */
+static void test_variables(void **state)
+{
+	struct image im = load("state_sm90");
+	struct nt_cubin *c = parse_ok(&im);
+	const char *first = NULL;
+
+	(void)state;
+	assert_int_equal(nt_cubin_variables(c, &first), 4);
+	assert_non_null(first);
+	assert_true(!strcmp(first, "table") || !strcmp(first, "counter") || !strcmp(first, "primed") ||
+		    !strcmp(first, "shared_with_host"));
+	assert_non_null(nt_cubin_find(c, "stateless"));
+	nt_cubin_free(c);
+	free(im.b);
+	im = load("sm90");
+	c = parse_ok(&im);
+	assert_int_equal(nt_cubin_variables(c, &first), 0);
+	assert_null(first);
+	nt_cubin_free(c);
+	free(im.b);
+}
+
 static void test_sm80(void **state)
 {
 	static const struct want w[] = {
@@ -394,6 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sm90),
 		cmocka_unit_test(test_device_launches),
+		cmocka_unit_test(test_variables),
 		cmocka_unit_test(test_sm80),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_not_cubin),
