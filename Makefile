@@ -132,7 +132,7 @@ $(BUILD)/tests/test_summary: $(BUILD)/interposer/summary.o
 # Cubins of known kernels for the cubin parser's tests (test_cubin.c).
 TEST_CUBINS := $(BUILD)/tests/kernels_sm80.cubin $(BUILD)/tests/kernels_sm90.cubin \
                $(BUILD)/tests/kernels_cdp_sm90.cubin $(BUILD)/tests/kernels_devrt_sm90.cubin \
-               $(BUILD)/tests/kernels_state_sm90.cubin
+               $(BUILD)/tests/kernels_state_sm90.cubin $(BUILD)/tests/kernels_stateless_sm90.cubin
 $(BUILD)/tests/kernels_sm%.cubin: tests/unit/cubins/kernels.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=sm_$* -o $@ $<
@@ -140,6 +140,9 @@ $(BUILD)/tests/kernels_cdp_sm90.cubin: tests/unit/cubins/cdp.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -rdc=true -arch=sm_90 -o $@ $<
 $(BUILD)/tests/kernels_state_sm90.cubin: tests/unit/cubins/state.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cubin -arch=sm_90 -o $@ $<
+$(BUILD)/tests/kernels_stateless_sm90.cubin: tests/unit/cubins/stateless.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=sm_90 -o $@ $<
 $(BUILD)/tests/kernels_devrt_sm90.cubin: tests/unit/cubins/devrt.cu

@@ -128,8 +128,18 @@ static int variable_section(const char *name)
 	       (!strncmp(name, ".nv.constant", 12) && name[12] >= '1' && name[12] <= '9');
 }
 
+/* Objects that hold none of the program's state: the compiler's string
+ * literals (assert's and printf's: __unnamed_<n>, $str...) and libcu++'s
+ * objects, all empty constants (namespace cuda::std: its customization
+ * points begin, end..., ignore, in_place; one byte each).  Every PyTorch
+ * sm_90 cubin sampled on the H200 had such objects, and only those. */
+static int stateless_object(const char *name)
+{
+	return !strncmp(name, "__unnamed_", 10) || name[0] == '$' || strstr(name, "4cuda3std");
+}
+
 /* A defined object symbol s: a module-scope variable when its section
- * is one of variable_section's. */
+ * is one of variable_section's and it is not a stateless_object. */
 static int note_variable(struct parse *p, const GElf_Sym *s, const char *name)
 {
 	Elf_Scn *scn;
@@ -138,7 +148,8 @@ static int note_variable(struct parse *p, const GElf_Sym *s, const char *name)
 
 	if (GELF_ST_TYPE(s->st_info) != STT_OBJECT || s->st_shndx == SHN_UNDEF || s->st_shndx >= p->shnum ||
 	    !(scn = elf_getscn(p->elf, s->st_shndx)) || !gelf_getshdr(scn, &sh) ||
-	    !(sname = elf_strptr(p->elf, p->shstrndx, sh.sh_name)) || !variable_section(sname))
+	    !(sname = elf_strptr(p->elf, p->shstrndx, sh.sh_name)) || !variable_section(sname) ||
+	    stateless_object(name))
 		return 0;
 	if (!p->c->variables++ && !(p->c->first_variable = strdup(name)))
 		return nt_err_set(p->err, "out of memory");

@@ -74,7 +74,8 @@ int nt_cubin_arch(const struct nt_cubin *c);
 int nt_cubin_device_launches(const struct nt_cubin *c);
 /* How many module-scope variables the cubin defines (__device__,
  * __managed__ and __constant__: defined object symbols in .nv.global*
- * and .nv.constant1-9 sections), and the first one's name into *first
+ * and .nv.constant1-9 sections; not the compiler's string literals nor
+ * libcu++'s empty cuda::std objects), and the first one's name into *first
  * (NULL when none; valid until nt_cubin_free).  A second copy of the
  * module (a twin) would have variables of its own. */
 size_t nt_cubin_variables(const struct nt_cubin *c, const char **first);

@@ -158,6 +158,13 @@ static void test_variables(void **state)
 	assert_null(first);
 	nt_cubin_free(c);
 	free(im.b);
+	/* assert's and printf's strings, libcu++'s empty objects: none */
+	im = load("stateless_sm90");
+	c = parse_ok(&im);
+	assert_int_equal(nt_cubin_variables(c, &first), 0);
+	assert_non_null(nt_cubin_find(c, "libuse"));
+	nt_cubin_free(c);
+	free(im.b);
 }
 
 static void test_sm80(void **state)
