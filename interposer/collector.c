@@ -467,6 +467,29 @@ void nt_collector_graph_exec(int made, int unlisted)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_twin_image(size_t bytes, size_t compressed)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.twin_images++;
+	col.run.twin_image_bytes += bytes;
+	col.run.twin_image_kept += compressed;
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_twin_loaded(void)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.twins++;
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_twin_pointed(void)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.graph_execs_twinned++;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_room_wait(int in_callback, double seconds)
 {
 	pthread_mutex_lock(&col.lock);

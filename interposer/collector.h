@@ -115,6 +115,12 @@ void nt_collector_switched(int patch, double seconds);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);
+/* Instrumented twins (interposer/blocks/san_twins.c): a module's cubin
+ * kept (bytes, compressed), a twin loaded, a graph exec pointed at twins
+ * for a window. */
+void nt_collector_twin_image(size_t bytes, size_t compressed);
+void nt_collector_twin_loaded(void);
+void nt_collector_twin_pointed(void);
 /* A launch waited seconds for record space (in_callback: inside its
  * launch callback, not at its entry into the driver): for the summary
  * and the meta. */

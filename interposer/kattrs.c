@@ -32,17 +32,21 @@ static void register_fork(void)
 }
 
 int nt_kattrs_add_module(const void *image, size_t size, int *device_launches, int (*want)(const char *mangled),
-			 int *wanted)
+			 int *wanted, char **variable)
 {
 	struct nt_cubin *c;
 	struct nt_err err;
+	const char *first;
 
 	*device_launches = 0;
 	*wanted = 1;
+	*variable = NULL;
 	pthread_once(&once, register_fork);
 	if (!image || nt_cubin_parse(image, size, &c, &err))
 		return -1;
 	*device_launches = nt_cubin_device_launches(c);
+	if (nt_cubin_variables(c, &first) && !(*variable = strdup(first)))
+		*variable = strdup("?");
 	/* before the lock: want may take locks of its own */
 	*wanted = !want;
 	for (size_t i = 0; i < nt_cubin_count(c) && !*wanted; i++)

@@ -19,9 +19,11 @@
  * 1 when the cubin launches grids from the device (nt_cubin_device_launches),
  * else 0 (also when unreadable).  *wanted: 1 when want (a kernel's
  * mangled name) is NULL or holds for one of its kernels, or the image
- * is unreadable; else 0. */
+ * is unreadable; else 0.  *variable: NULL, or (the caller frees it) the
+ * name of a module-scope variable of the module (nt_cubin_variables), or
+ * "?" when out of memory. */
 int nt_kattrs_add_module(const void *image, size_t size, int *device_launches, int (*want)(const char *mangled),
-			 int *wanted);
+			 int *wanted, char **variable);
 
 /* Copy the attributes of `mangled` to *out (out->name is NULL); 0, or
  * -1 when unknown. */

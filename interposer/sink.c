@@ -659,6 +659,11 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_seconds(s, "room_wait_s", run->room_wait_s);
 	set_u64(s, "graph_execs", run->graph_execs);
 	set_u64(s, "graph_execs_unlisted", run->graph_execs_unlisted);
+	set_u64(s, "graph_execs_twinned", run->graph_execs_twinned);
+	set_u64(s, "twins", run->twins);
+	set_u64(s, "twin_images", run->twin_images);
+	set_u64(s, "twin_image_bytes", run->twin_image_bytes);
+	set_u64(s, "twin_image_kept", run->twin_image_kept);
 	set_seconds(s, "dark_s", run->dark_s);
 	set_u64(s, "modules", run->modules);
 	set_seconds(s, "module_s", run->module_s);

@@ -311,6 +311,9 @@ static void try_close(void)
 		nt_inflight_want_close(&inflight);
 		return;
 	}
+	/* execs at twins back on the program's code first: a twin is not
+	 * unpatched under an exec that runs it */
+	nt_san_twin_point_back_all();
 	closed = !nt_san_unpatch_all();
 	if (closed) {	/* before the switch ends: maybe_dark() must see it */
 		nt_collector_window_done();
@@ -340,7 +343,7 @@ static const char *patch(CUmodule mod, int *entry_only)
 	if (nt_san_module_patched(mod))
 		*entry_only = nt_san_module_entry_only(mod);	/* how its records come */
 	else if (!(why = tl.graph ? nt_san_unpatchable(mod) : nt_san_want(mod)))
-		why = tl.graph ? NT_SAN_HELD : LATER;
+		why = !tl.graph ? LATER : nt_san_twin_why(mod) ? nt_san_twin_why(mod) : NT_SAN_HELD;
 	pthread_mutex_unlock(&nt_san.lock);
 	return why;
 }
@@ -424,6 +427,21 @@ static void maybe_dark(void)
  * graph launch's only a window's close (switch_before_launch). */
 static void graph_end(void);
 
+/* At a graph launch's entry while a window is open: its exec, made
+ * before the window, pointed at instrumented twins of the modules it
+ * runs (san_twins.c), so that its nodes are traced in this launch; after
+ * switch_before_launch(), which closed a window that had to close. */
+static void point_at_twins(CUgraphExec exec)
+{
+	CUcontext ctx = NULL;
+
+	if (!nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0) || !switch_begin())
+		return;
+	if (!nt_san_cuda()->cuCtxGetCurrent(&ctx) && ctx)
+		nt_san_twin_point(ctx, exec);
+	switch_end();
+}
+
 /* Under a policy that waits (--sample all), a launch of `blocks` that
  * would find its context's record buffers full waits for room here, at
  * its entry into the driver, where the program holds no driver lock and
@@ -454,11 +472,12 @@ static void wait_for_room(CUstream stream, uint64_t blocks)
 	nt_collector_room_wait(0, nt_now_s() - t0);
 }
 
-static void before_launch(CUstream stream, int graph, uint64_t blocks)
+static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t blocks)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	int switching = nt_inflight_close_wanted(&inflight) ||
+	int twin = graph && exec && nt_collector_window_open() && nt_san_twin_wanted(exec),
+	    switching = nt_inflight_close_wanted(&inflight) || twin ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
 	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed());
 
@@ -474,6 +493,8 @@ static void before_launch(CUstream stream, int graph, uint64_t blocks)
 	relax();
 	if (switching)
 		switch_before_launch(graph);
+	if (twin)
+		point_at_twins(exec);
 	if (events && nt_san_native_needed())
 		nt_san_native_prepare();
 	if (events && nt_san_fetch_needed())
@@ -496,9 +517,49 @@ static const uint32_t exec_calls[] = {
 	NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams,
 	NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams,
 	NT_SAN_CBID_DRIVER_cuGraphExecDestroy,
+	/* changes to an exec that a twin's update would undo (san_twins.c) */
+	NT_SAN_CBID_DRIVER_cuGraphExecMemcpyNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecMemsetNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecHostNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecEventRecordNodeSetEvent,
+	NT_SAN_CBID_DRIVER_cuGraphExecEventWaitNodeSetEvent,
+	NT_SAN_CBID_DRIVER_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+	NT_SAN_CBID_DRIVER_cuGraphNodeSetEnabled,
+	NT_SAN_CBID_DRIVER_cuGraphExecBatchMemOpNodeSetParams,
 };
 
-/* 1 when cbid is one of exec_calls (and handled). */
+/* The exec that one of exec_calls' other changers (memcpy, memset,
+ * host, event, semaphore, batch-memop node parameters, a node enabled)
+ * changes; NULL for another call.  Each of their parameter structs
+ * begins with it. */
+static CUgraphExec changed_exec(uint32_t cbid, const void *p)
+{
+	switch (cbid) {
+#define CHANGER(name)               \
+	case NT_SAN_CBID_DRIVER_##name: \
+		return p ? ((const name##_params *)p)->hGraphExec : NULL;
+	CHANGER(cuGraphExecMemcpyNodeSetParams)
+	CHANGER(cuGraphExecMemsetNodeSetParams)
+	CHANGER(cuGraphExecHostNodeSetParams)
+	CHANGER(cuGraphExecEventRecordNodeSetEvent)
+	CHANGER(cuGraphExecEventWaitNodeSetEvent)
+	CHANGER(cuGraphExecExternalSemaphoresSignalNodeSetParams)
+	CHANGER(cuGraphExecExternalSemaphoresWaitNodeSetParams)
+	CHANGER(cuGraphNodeSetEnabled)
+	CHANGER(cuGraphExecBatchMemOpNodeSetParams)
+#undef CHANGER
+	default:
+		return NULL;
+	}
+}
+
+/* 1 when cbid is one of exec_calls (and handled).  The modules an exec
+ * runs follow it (san_execs.c), and so does its clone (san_twins.c): an
+ * exec pointed at twins is pointed back as a call that changes it
+ * enters, and the change is mirrored in its clone at the exit, or the
+ * exec is never pointed again.  Our own updates (pointing) are left
+ * alone. */
 static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
 	const void *p = d->functionParams;
@@ -508,10 +569,18 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	CUfunction f = NULL;
 	CUkernel k = NULL;
 	CUcontext kctx = NULL;
+	CUgraphNode node = NULL;	/* a kernel node set anew ... */
+	CUDA_KERNEL_NODE_PARAMS kp = { 0 };	/* ... to these */
+	int mirror = 0, other = 0;	/* the change is mirrored; one that cannot be */
 
+	if (nt_san_twin_own() &&
+	    (cbid == NT_SAN_CBID_DRIVER_cuGraphExecUpdate || cbid == NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2))
+		return 1;
 	if (cbid == NT_SAN_CBID_DRIVER_cuGraphExecDestroy) {
-		if (d->callbackSite == NT_SAN_API_ENTER && p)
+		if (d->callbackSite == NT_SAN_API_ENTER && p) {
 			nt_san_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
+			nt_san_twin_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
+		}
 		return 1;
 	}
 	switch (cbid) {
@@ -529,28 +598,39 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	case NT_SAN_CBID_DRIVER_cuGraphExecUpdate:
 		exec = p ? ((const cuGraphExecUpdate_params *)p)->hGraphExec : NULL;
 		graph = p ? ((const cuGraphExecUpdate_params *)p)->hGraph : NULL;
+		mirror = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2:
 		exec = p ? ((const cuGraphExecUpdate_v2_params *)p)->hGraphExec : NULL;
 		graph = p ? ((const cuGraphExecUpdate_v2_params *)p)->hGraph : NULL;
+		mirror = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams:
 		if (p && ((const cuGraphExecKernelNodeSetParams_params *)p)->nodeParams) {
+			const CUDA_KERNEL_NODE_PARAMS_v1 *q = ((const cuGraphExecKernelNodeSetParams_params *)p)->nodeParams;
+
 			exec = ((const cuGraphExecKernelNodeSetParams_params *)p)->hGraphExec;
-			f = ((const cuGraphExecKernelNodeSetParams_params *)p)->nodeParams->func;
+			node = ((const cuGraphExecKernelNodeSetParams_params *)p)->hNode;
+			f = q->func;
+			kp = (CUDA_KERNEL_NODE_PARAMS){ q->func, q->gridDimX, q->gridDimY, q->gridDimZ, q->blockDimX,
+							q->blockDimY, q->blockDimZ, q->sharedMemBytes, q->kernelParams,
+							q->extra, NULL, NULL };
+			mirror = 1;
 		}
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2:
 		if (p && ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams) {
 			exec = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->hGraphExec;
-			f = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->func;
-			k = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->kern;
-			kctx = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams->ctx;
+			node = ((const cuGraphExecKernelNodeSetParams_v2_params *)p)->hNode;
+			kp = *((const cuGraphExecKernelNodeSetParams_v2_params *)p)->nodeParams;
+			f = kp.func, k = kp.kern, kctx = kp.ctx;
+			mirror = 1;
 		}
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams:
 		exec = p ? ((const cuGraphExecChildGraphNodeSetParams_params *)p)->hGraphExec : NULL;
 		graph = p ? ((const cuGraphExecChildGraphNodeSetParams_params *)p)->childGraph : NULL;
+		other = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams: {
 		const CUgraphNodeParams *np = p ? ((const cuGraphExecNodeSetParams_params *)p)->nodeParams : NULL;
@@ -559,14 +639,19 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 			f = np->kernel.func, k = np->kernel.kern, kctx = np->kernel.ctx;
 		else if (np && np->type == CU_GRAPH_NODE_TYPE_GRAPH)
 			graph = np->graph.graph;
-		if (f || k || graph)
-			exec = ((const cuGraphExecNodeSetParams_params *)p)->hGraphExec;
+		exec = p ? ((const cuGraphExecNodeSetParams_params *)p)->hGraphExec : NULL;
+		other = 1;
 		break;
 	}
 	default:
-		return 0;
+		if (!(exec = changed_exec(cbid, p)))
+			return 0;
+		other = 1;
+		break;
 	}
 	if (d->callbackSite == NT_SAN_API_ENTER) {
+		if (exec)
+			nt_san_twin_exec_changing(exec);
 		nt_san_exec_call(1);
 		tl.instantiating += made != NULL;
 		tl.made_exec = NULL;
@@ -574,10 +659,18 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	}
 	if (ret && *ret == CUDA_SUCCESS) {
 		relax();	/* the driver queries, and a module a kernel's may load */
-		if (made && *made)
+		if (made && *made) {
 			nt_san_exec_instantiated(d->context, *made, graph);
-		else if (exec && (graph || f || k))
+			nt_san_twin_exec_made(d->context, *made, graph);
+		} else if (exec && (graph || f || k)) {
 			nt_san_exec_updated(d->context, exec, graph, f, k, kctx);
+		}
+		if (exec && node && mirror)
+			nt_san_twin_exec_kernel_set(exec, node, &kp);
+		else if (exec && graph && mirror)
+			nt_san_twin_exec_updated(d->context, exec, graph);
+		else if (exec && (other || mirror))
+			nt_san_twin_exec_changed(exec);
 	} else if (made && tl.made_exec) {	/* made, then the call failed: no exec */
 		nt_san_exec_gone(tl.made_exec);
 	}
@@ -642,6 +735,7 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	const void *p = d->functionParams;
 	const CUlaunchConfig *c = NULL;
 	CUstream stream = NULL;
+	CUgraphExec exec = NULL;
 	int ptsz = 0, graph = 0;
 	uint64_t blocks = 0;
 
@@ -671,10 +765,12 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphLaunch:
 		stream = ((const cuGraphLaunch_params *)p)->hStream;
+		exec = ((const cuGraphLaunch_params *)p)->hGraph;
 		graph = 1;
 		break;
 	case NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz:
 		stream = ((const cuGraphLaunch_ptsz_params *)p)->hStream;
+		exec = ((const cuGraphLaunch_ptsz_params *)p)->hGraphExec;
 		ptsz = graph = 1;
 		break;
 	default:
@@ -685,7 +781,7 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		stream = c ? c->hStream : NULL;
 		blocks = c ? grid_of(c->gridDimX, c->gridDimY, c->gridDimZ) : 0;
 	}
-	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, graph, blocks);
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, graph, blocks);
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are
@@ -1037,14 +1133,21 @@ static void module_loaded(const struct nt_san_module_data *d)
 	/* only then is it patched as it loads: which of its kernels the
 	 * policy may trace (demangled under match=) is asked only then */
 	int from_start = nt_collector_from_start(), device_launches, wanted;
+	char *variable = NULL;
 
 	nt_kattrs_add_module(d->pCubin, d->cubinSize, &device_launches, from_start ? nt_collector_may_trace : NULL,
-			     &wanted);
+			     &wanted, &variable);
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_loaded(d->context, d->module, device_launches);
 	pthread_mutex_unlock(&nt_san.lock);
-	if (nt_collector_exhausted())
+	if (nt_collector_exhausted()) {
+		free(variable);
 		return;
+	}
+	/* for a graph exec made before a window: its twin's image */
+	if (!device_launches)
+		nt_san_twin_image(d->context, d->module, d->pCubin, d->cubinSize, variable);
+	free(variable);
 	relax();
 	nt_san_context_patches(d->context);
 	/* Its kernels' first launches cannot patch it: now, if they may be
@@ -1079,6 +1182,7 @@ static void on_module_unload(const struct nt_san_module_data *d)
 	pthread_mutex_lock(&nt_san.lock);
 	nt_san_module_unloading(d->module);
 	pthread_mutex_unlock(&nt_san.lock);
+	nt_san_twin_unloading(d->module);
 }
 
 /* Callbacks timed for the summary's own time: the first outermost one
@@ -1143,6 +1247,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			nt_san_native_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_fetch_forget(((const struct nt_san_context_data *)data)->context);
 			nt_san_execs_forget(((const struct nt_san_context_data *)data)->context);
+			nt_san_twins_forget(((const struct nt_san_context_data *)data)->context);
 		}
 		break;
 	}

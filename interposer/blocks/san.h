@@ -222,6 +222,38 @@ void nt_san_execs_forget(CUcontext ctx);
 const char *nt_san_exec_holds(CUmodule mod, CUcontext ctx);
 /* ... its first reason, and a graph node's whose module is not patched */
 extern const char NT_SAN_HELD[];
+/* san_twins.c: instrumented twins of modules that graph execs made before
+ * a window run (issue 33).  nt_san_twin_image() keeps a module's cubin as
+ * it loads (its load callback; variable: a module-scope variable's name,
+ * or NULL); nt_san_twin_exec_made/_updated/_kernel_set/_changed/_gone
+ * follow the program's execs (the exec calls' callbacks: made, updated
+ * and changed at their exit, gone at the destroy's entry), and
+ * nt_san_twin_exec_changing() points an exec back before the program's
+ * call changes it (at that call's entry).  nt_san_twin_point() points
+ * exec's kernel nodes at patched twins of their modules (at a graph
+ * launch's entry while a window is open, under a switch): NULL, or why
+ * some could not be; nt_san_twin_point_back_all() points every exec back
+ * (before a window's modules are unpatched): 0, or -1 when one stays
+ * pointed.  nt_san_twin_own(): 1 while this thread makes a driver call of
+ * our own (the callbacks leave it alone).  nt_san_twin_why(): why mod
+ * can have no twin when that is its module-scope variables, else NULL
+ * (nt_san.lock held). */
+void nt_san_twin_image(CUcontext ctx, CUmodule mod, const void *cubin, size_t size, const char *variable);
+void nt_san_twin_unloading(CUmodule mod);
+void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph);
+void nt_san_twin_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph);
+void nt_san_twin_exec_kernel_set(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p);
+void nt_san_twin_exec_changed(CUgraphExec exec);
+void nt_san_twin_exec_changing(CUgraphExec exec);
+void nt_san_twin_exec_gone(CUgraphExec exec);
+int nt_san_twin_wanted(CUgraphExec exec);
+const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec);
+int nt_san_twin_any_pointed(void);
+int nt_san_twin_point_back_all(void);
+int nt_san_twin_own(void);
+const char *nt_san_twin_why(CUmodule mod);
+void nt_san_twins_forget(CUcontext ctx);
+
 
 /* san_dark.c: the callbacks of launches (the driver's launch calls,
  * launch begin and end, graph launches and their nodes).  On: at start;

@@ -27,6 +27,7 @@ struct mod_state {
 	int entry_only;		/* ... with the block entry site alone */
 	int broken;		/* patching failed: never again */
 	int device_launches;	/* launches grids from the device: never patched */
+	int twin;		/* an instrumented twin (san_twins.c): no program exec runs it */
 	int wanted;		/* to be patched before the next launch */
 	UT_hash_handle hh;
 };
@@ -77,6 +78,7 @@ void nt_san_module_loaded(CUcontext ctx, CUmodule mod, int device_launches)
 	ms->mod = mod;
 	ms->ctx = ctx;
 	ms->device_launches = device_launches;
+	ms->twin = nt_san_twin_own();
 	HASH_ADD_PTR(modules, mod, ms);
 }
 
@@ -128,12 +130,14 @@ static const char *unpatchable(const struct mod_state *ms)
 }
 
 /* Why ms cannot be patched now, or NULL: never (unpatchable), or while a
- * live graph exec runs it (san_execs.c), unless it already is. */
+ * live graph exec runs it (san_execs.c), unless it already is.  A twin
+ * runs in no exec of the program's (only in those pointed at it, and
+ * they are pointed back before it is unpatched). */
 static const char *not_now(const struct mod_state *ms)
 {
 	const char *why = unpatchable(ms);
 
-	return why || ms->patched ? why : nt_san_exec_holds(ms->mod, ms->ctx);
+	return why || ms->patched || ms->twin ? why : nt_san_exec_holds(ms->mod, ms->ctx);
 }
 
 const char *nt_san_want(CUmodule mod)

@@ -74,6 +74,17 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CBID_DRIVER_cuGraphExecChildGraphNodeSetParams 586
 #define NT_SAN_CBID_DRIVER_cuGraphExecNodeSetParams 714
 #define NT_SAN_CBID_DRIVER_cuGraphExecDestroy 516	/* at its entry */
+/* ... and the other calls that change a live exec in place, which a
+ * twin's update would undo (san_twins.c) */
+#define NT_SAN_CBID_DRIVER_cuGraphExecMemcpyNodeSetParams 562
+#define NT_SAN_CBID_DRIVER_cuGraphExecMemsetNodeSetParams 563
+#define NT_SAN_CBID_DRIVER_cuGraphExecHostNodeSetParams 564
+#define NT_SAN_CBID_DRIVER_cuGraphExecEventRecordNodeSetEvent 595
+#define NT_SAN_CBID_DRIVER_cuGraphExecEventWaitNodeSetEvent 596
+#define NT_SAN_CBID_DRIVER_cuGraphExecExternalSemaphoresSignalNodeSetParams 624
+#define NT_SAN_CBID_DRIVER_cuGraphExecExternalSemaphoresWaitNodeSetParams 625
+#define NT_SAN_CBID_DRIVER_cuGraphNodeSetEnabled 650
+#define NT_SAN_CBID_DRIVER_cuGraphExecBatchMemOpNodeSetParams 672
 
 /* Sanitizer_ApiCallbackSite */
 #define NT_SAN_API_ENTER 0

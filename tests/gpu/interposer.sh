@@ -92,34 +92,43 @@ check cuda-graphs graphs_blocks
 # and one made while its module was patched, replayed after the module
 # was unpatched and patched again, ran the other kernel of the module
 # (the checksum changed).  So a module a live exec runs is never patched
-# (interposer/blocks/san_execs.c).  graph-late-patch: the exec made first, a
-# window opening among plain launches of its kernel (late), or of another
-# kernel of its module under match= (late split): the output as
-# untraced, nothing patched, every pick dropped with the reason.
+# (interposer/blocks/san_execs.c).  graph-late-patch: the exec made first,
+# a window opening among plain launches of its kernel (late): the plain
+# launches in the window are dropped with the reason, and the exec is
+# pointed at an instrumented twin of the module for the window
+# (interposer/blocks/san_twins.c, issue 33): its nodes traced, the output
+# as untraced.  Under match= of another kernel of the module (late
+# split) the graph's kernel is never traced: nothing patched, no twin.
 # graph-early-patch: the exec made while its module is patched, windows
 # back to back (early: its nodes traced while the module stays patched),
 # or opening and closing among plain launches of another kernel of the
 # module (early split: patched once, unpatched, never patched again while
 # the exec lives): the output as untraced.
-graph_held() {	# NAME: no module patched, nothing traced, drops for the held module
-	python3 - "$W/$1"/*.sqlite <<'PY'
+graph_held() {	# NAME TWINS: drops for the held module; TWINS: nodes traced through twins, else nothing patched
+	python3 - "$W/$1"/*.sqlite "$2" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+twins = sys.argv[2] == "1"
 traced = db.execute("select count(*) from launches where traced = 1").fetchone()[0]
-patches = int(dict(db.execute("select key, value from meta"))["patches"])
+nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
+m = dict(db.execute("select key, value from meta"))
+patches, twinned = int(m["patches"]), int(m.get("graph_execs_twinned", 0))
 drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
-print(f"{traced} launches traced, {patches} module patches, drops {drops}")
+print(f"{traced} launches traced ({nodes} graph nodes), {patches} module patches, {m.get('twins')} twins, "
+      f"exec pointed at twins {twinned} times, drops {drops}")
 held = sum(c for r, c in drops if r.startswith("a live CUDA graph exec runs its module"))
+if twins:
+    sys.exit(0 if nodes > 0 and nodes == traced and twinned > 0 and held > 0 else 1)
 sys.exit(0 if traced == 0 and patches == 0 and held > 0 else 1)
 PY
 }
 graph_late() {
-	CHECK_WANT=0 with_opts '^checksum' '' traced graphlate all,window=1000,skip=66 1 "$B/tests/gpu/graph_late" late ||
+	with_opts '^checksum' '' traced graphlate all,window=1000,skip=66 1 "$B/tests/gpu/graph_late" late ||
 		return 1
-	graph_held graphlate || return 1
+	graph_held graphlate 1 || return 1
 	CHECK_WANT=0 with_opts '^checksum' '' traced graphlate-split 'match=bump(*,skip=60' 1 \
 		"$B/tests/gpu/graph_late" late split || return 1
-	graph_held graphlate-split
+	graph_held graphlate-split 0
 }
 check graph-late-patch graph_late
 # Full records (--blocks full): under the default mixed, the window's
@@ -198,6 +207,29 @@ if got or sum(c for _, c in drops) != 10:
 PY
 }
 check graphs-device graphs_device
+# A decode-style loop (progs/decode.cu: one graph of 4 kernels made at the
+# start, its graph destroyed, 3,000 replays) under the default policy:
+# the exec was made before any window, so each window points it at
+# instrumented twins (issue 33).  The output as untraced, node launches
+# traced and complete (check_trace.py), the exec pointed at twins; and
+# under --sample all (modules patched as they load, no twin): no drop.
+graph_twins() {
+	with_opts '^checksum' '' traced decode-default all,window=1000,skip=1000,blocks=1000000,budget=1 1 \
+		"$B/tests/gpu/decode" 3000 || return 1
+	python3 - "$W"/decode-default/*.sqlite <<'PY' || return 1
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
+drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "twins", "graph_execs_twinned",
+                             "twin_images", "twin_image_bytes", "twin_image_kept")},
+      "node launches traced", nodes[0], "in", nodes[1], "replays; drops", drops)
+sys.exit(0 if nodes[0] > 0 and int(m.get("graph_execs_twinned", 0)) > 0 else 1)
+PY
+	with_opts '^checksum' 1 traced decode-all all 1 "$B/tests/gpu/decode" 3000
+}
+check graph-twins graph_twins
 T=tests/gpu/progs/torch_train.py
 # A PyTorch training step captured into one CUDA graph and replayed:
 # every node launch of every replay.
@@ -248,11 +280,12 @@ check train-dark train_dark
 # warm-up: the callbacks go off at cuGraphLaunch's entry into the driver,
 # and a window that patched nothing closes there.  The first window opens
 # in the warm-up; with budget=2 the next may open about 50 window-lengths
-# after the first launch, 1-3 s into the replays (10 s of them): its
-# nodes are dropped (no plain launch comes to patch their modules, and a
-# patch at a replay's entry ran a replay into "illegal instruction",
-# session 17, runs 4-5), it closes at a replay's entry, and the callbacks
-# go off again.
+# after the first launch, 1-3 s into the replays (10 s of them).  The
+# exec was made before it, so its modules are never patched (a patch at a
+# replay's entry ran a replay into "illegal instruction", session 17,
+# runs 4-5): the window points the exec at instrumented twins (issue 33)
+# and its nodes are traced; it closes at a replay's entry (the exec
+# pointed back first), and the callbacks go off again.
 train_graphs_dark() {
 	with_opts '^step [0-9]+ loss' '' traced train-graphs-dark all,window=1000,skip=1000,budget=2 1 \
 		python3 $T --graphs --steps 2000 || return 1
@@ -261,10 +294,13 @@ import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
 nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
-print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "dark_spans", "dark_s")},
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "dark_spans", "dark_s", "twins",
+                             "graph_execs_twinned", "twin_images", "twin_image_bytes", "twin_image_kept")},
       "graph nodes traced", nodes[0], "in", nodes[1], "replays")
 if int(m["windows"]) < 2 or int(m["dark_spans"]) < 2:
     sys.exit("want 2 windows or more and 2 dark spans or more")
+if nodes[0] == 0 or int(m.get("graph_execs_twinned", 0)) == 0:
+    sys.exit("want graph nodes traced through instrumented twins")
 PY
 }
 check train-graphs-dark train_graphs_dark

@@ -1,0 +1,685 @@
+/*
+ * Instrumented twins: tracing the kernel nodes of a graph exec made
+ * before a window, without patching a module it runs (san.h, issue 33).
+ *
+ * A module that a live exec runs is never patched (san_execs.c): an exec
+ * made before its module was patched broke once it was.  So for a window
+ * the exec is pointed at a twin instead: a second copy of the module,
+ * loaded from the cubin kept as the module loaded, patched like any
+ * module in the window.  The exec's kernel nodes name the twin's
+ * functions for the window and the module's own again before it closes.
+ * On the H200 (docs/results/2026-12-03-graph-twins.md, tests/gpu/graphtwin.c)
+ * an exec pointed at a patched twin's functions ran instrumented code and
+ * its node callbacks named the twin; pointed back, it ran the program's
+ * own code; its output was bit-identical throughout, with the module
+ * loaded eagerly or lazily.  cuGraphExecKernelNodeSetParams needs the
+ * nodes of the graph the exec was made from, which PyTorch destroys once
+ * its exec is made (and the driver refused a clone's nodes), so every
+ * exec's graph is cloned as it is made, and the exec is pointed with
+ * cuGraphExecUpdate from the clone: its kernel nodes set to the twins'
+ * functions, then back to the program's.
+ *
+ * The update sets every node of the exec from the clone, so the clone
+ * must be the program's graph as the exec now runs it:
+ *   - the program's own cuGraphExecUpdate: the clone made again from its
+ *     graph;
+ *   - cuGraphExecKernelNodeSetParams: done to the clone's node as well
+ *     (cuGraphNodeFindInClone);
+ *   - any other change in place (memcpy, memset, host, event, semaphore,
+ *     batch-memop and child-graph nodes, a node enabled or disabled, the
+ *     generic cuGraphExecNodeSetParams): the exec is never pointed again.
+ * And before any such call the exec is pointed back, so that the change
+ * applies to the program's own exec.
+ *
+ * A twin has module-scope variables (__device__, __managed__,
+ * __constant__) of its own, which its kernels would write and read in
+ * place of the program's: a module that has any gets no twin, and its
+ * nodes are dropped with the reason.  A cubin is kept compressed (zstd),
+ * TWIN_IMAGES_MAX bytes in all; a module loaded beyond that gets none.
+ *
+ * Nothing here runs inside a launch's callbacks: images are kept in the
+ * module-load callback, clones made in the exec calls' exit callbacks,
+ * and execs pointed at a graph launch's entry into the driver and back
+ * at a window's close (backend_sanitizer.c, with a switch's conditions:
+ * this thread alone in CUDA lately, nothing in flight).  Our own driver
+ * calls that the callbacks see (the update, the twin's load) are marked
+ * (nt_san_twin_own) and left alone there.
+ *
+ * Tables under nt_san.lock; the driver is called without it.
+ */
+#include "san.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+/* Never exit() the host program on a failed allocation. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "gpu/cudrv.h"
+#include "interposer/collector.h"
+
+#define TWIN_IMAGES_MAX ((size_t)512 << 20)	/* compressed cubins kept, in all */
+#define MAX_DEPTH 16				/* child graphs in child graphs */
+
+/* The driver calls only this file makes, looked up when first needed:
+ * a driver without them (before CUDA 12.3) has no twins. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define TWIN_CU(X) \
+	X(cuGraphClone) X(cuGraphDestroy) X(cuGraphNodeFindInClone) X(cuGraphKernelNodeSetParams) \
+	X(cuGraphExecUpdate) X(cuFuncGetName)
+static struct {
+#define TWIN_DECL(name) __typeof__(name) *name;
+	TWIN_CU(TWIN_DECL)
+#undef TWIN_DECL
+	int looked, ok;
+} tc;
+
+/* A module of the program as it loaded: its cubin, compressed, or why
+ * it has no twin; its twin once loaded. */
+struct image {
+	CUmodule mod;
+	CUcontext ctx;
+	void *z;
+	size_t zsize, size;
+	const char *why;	/* no twin (static), or NULL */
+	char *variable;		/* ... a module-scope variable's name */
+	CUmodule twin;
+	int twin_failed;
+	UT_hash_handle hh;
+};
+
+/* A twin's function for one of the program's. */
+struct twin_fn {
+	CUfunction f, tf;
+	CUmodule mod;		/* f's */
+	CUcontext ctx;
+	UT_hash_handle hh;
+};
+
+/* A graph exec: the clone of what it runs, or why it has none. */
+struct texec {
+	CUgraphExec exec;
+	CUcontext ctx;
+	CUgraph clone;
+	const char *why;
+	int pointed;		/* its nodes name twins now */
+	UT_hash_handle hh;
+};
+
+static struct image *images;
+static struct twin_fn *fns;
+static struct texec *texecs;
+static size_t image_bytes;
+static unsigned n_pointed;
+static _Thread_local int own;	/* our own driver call under way */
+
+static const char TWIN_FAILED[] = "its module's instrumented twin could not be loaded";
+static const char NO_DRIVER[] = "the CUDA driver lacks the calls a twin needs (CUDA 12.3 or later)";
+static const char CHANGED[] =
+	"its graph exec was changed in place by a call nucatrace does not mirror, so it is not pointed at "
+	"instrumented twins";
+
+static int bind(void)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+
+	if (tc.looked)
+		return tc.ok;
+	tc.looked = 1;
+	if (!cu || !cu->handle)
+		return 0;
+	tc.ok = 1;
+#define TWIN_BIND(name)                                     \
+	if (!(*(void **)&tc.name = dlsym(cu->handle, STR(name)))) \
+		tc.ok = 0;
+	TWIN_CU(TWIN_BIND)
+#undef TWIN_BIND
+	return tc.ok;
+}
+
+int nt_san_twin_own(void)
+{
+	return own;
+}
+
+/* ---- images ----------------------------------------------------------- */
+
+/* im, out of the table (its bytes taken off image_bytes by the caller). */
+static void image_free(struct image *im)
+{
+	free(im->z);
+	free(im->variable);
+	free(im);
+}
+
+void nt_san_twin_image(CUcontext ctx, CUmodule mod, const void *cubin, size_t size, const char *variable)
+{
+	struct image *im, *old;
+	size_t bound, zsize = 0;
+
+	if (own || !mod)
+		return;		/* a twin loading */
+	if (!(im = calloc(1, sizeof(*im))))
+		return;
+	im->mod = mod;
+	im->ctx = ctx;
+	if (variable) {
+		im->why = "its module has module-scope variables (__device__, __managed__ or __constant__), which "
+			  "an instrumented twin of it would not share";
+		im->variable = strdup(variable);
+	} else if (!cubin || !size) {
+		im->why = "its module's cubin was not given as it loaded";
+	} else if (image_bytes >= TWIN_IMAGES_MAX) {
+		im->why = "the cubins kept for instrumented twins reached their limit (512 MiB)";
+	} else if (!(im->z = malloc(bound = ZSTD_compressBound(size))) ||
+		   ZSTD_isError(im->zsize = ZSTD_compress(im->z, bound, cubin, size, 1))) {
+		free(im->z);
+		im->z = NULL;
+		im->zsize = 0;
+		im->why = "out of memory for its module's cubin";
+	} else {
+		void *fit = realloc(im->z, im->zsize);
+
+		im->z = fit ? fit : im->z;
+		im->size = size;
+		zsize = im->zsize;
+	}
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(images, &mod, old);
+	if (old && old->ctx == ctx) {	/* the same module, seen loading again */
+		pthread_mutex_unlock(&nt_san.lock);
+		image_free(im);
+		return;
+	}
+	if (old) {	/* the handle again in another context: a new module */
+		HASH_DEL(images, old);
+		image_bytes -= old->zsize;
+		image_free(old);
+	}
+	HASH_ADD_PTR(images, mod, im);
+	HASH_FIND_PTR(images, &mod, old);
+	if (old)
+		image_bytes += im->zsize;
+	else	/* the table could not grow */
+		image_free(im);
+	pthread_mutex_unlock(&nt_san.lock);
+	if (zsize)
+		nt_collector_twin_image(size, zsize);
+}
+
+void nt_san_twin_unloading(CUmodule mod)
+{
+	struct image *im;
+	struct twin_fn *fn, *tmp;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(images, &mod, im);
+	if (im) {
+		HASH_DEL(images, im);
+		image_bytes -= im->zsize;
+		image_free(im);
+	}
+	/* its functions' handles may name another module's next */
+	HASH_ITER(hh, fns, fn, tmp)
+		if (fn->mod == mod) {
+			HASH_DEL(fns, fn);
+			free(fn);
+		}
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+const char *nt_san_twin_why(CUmodule mod)
+{
+	struct image *im;
+
+	/* the one reason a user can act on; otherwise the module's drop
+	 * says it is held (NT_SAN_HELD) */
+	HASH_FIND_PTR(images, &mod, im);
+	return im && im->variable ? im->why : NULL;
+}
+
+/* The twin of mod (loaded in the current context, mod's), or NULL with
+ * why. */
+static CUmodule twin_of(CUmodule mod, const char **why)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	struct image *im;
+	CUmodule twin = NULL;
+	void *cubin = NULL;
+	CUresult r;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(images, &mod, im);
+	if (!im)
+		*why = "its module's cubin was not kept (loaded before nucatrace started?)";
+	else if (im->why)
+		*why = im->why;
+	else if (im->twin_failed)
+		*why = TWIN_FAILED;
+	else if (!(twin = im->twin) && (!(cubin = malloc(im->size)) ||
+					ZSTD_decompress(cubin, im->size, im->z, im->zsize) != im->size))
+		*why = "out of memory for its module's instrumented twin";
+	pthread_mutex_unlock(&nt_san.lock);
+	if (twin || *why) {
+		free(cubin);
+		return twin;
+	}
+	own = 1;	/* its load callback: a twin, no image to keep */
+	r = cu->cuModuleLoadData(&twin, cubin);
+	own = 0;
+	free(cubin);
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(images, &mod, im);
+	if (im && !r)
+		im->twin = twin;
+	else if (im)
+		im->twin_failed = 1;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (r) {
+		nt_warn("cannot load an instrumented twin of a CUDA module (%s); graph execs made before a window "
+			"do not trace its kernels", nt_cuda_strerror(cu, r));
+		*why = TWIN_FAILED;
+		return NULL;
+	}
+	nt_collector_twin_loaded();
+	return twin;
+}
+
+/* The function of twin that is f's, in ctx; NULL with why. */
+static CUfunction twin_function(CUcontext ctx, CUfunction f, CUmodule mod, CUmodule twin, const char **why)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	struct twin_fn *fn;
+	CUfunction tf = NULL;
+	const char *name = NULL;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(fns, &f, fn);
+	if (fn && fn->ctx == ctx)
+		tf = fn->tf;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (tf)
+		return tf;
+	if (tc.cuFuncGetName(&name, f) || !name || cu->cuModuleGetFunction(&tf, twin, name)) {
+		*why = "its kernel could not be found in its module's instrumented twin";
+		return NULL;
+	}
+	if ((fn = calloc(1, sizeof(*fn)))) {
+		struct twin_fn *old, *in;
+
+		fn->f = f;
+		fn->tf = tf;
+		fn->mod = mod;
+		fn->ctx = ctx;
+		pthread_mutex_lock(&nt_san.lock);
+		HASH_FIND_PTR(fns, &f, old);
+		if (old) {
+			HASH_DEL(fns, old);
+			free(old);
+		}
+		HASH_ADD_PTR(fns, f, fn);
+		HASH_FIND_PTR(fns, &f, in);
+		if (!in)
+			free(fn);
+		pthread_mutex_unlock(&nt_san.lock);
+	}
+	return tf;
+}
+
+/* ---- execs and their clones --------------------------------------------- */
+
+static void texec_free(struct texec *e)
+{
+	if (e->clone && tc.ok)
+		tc.cuGraphDestroy(e->clone);
+	n_pointed -= e->pointed != 0;
+	free(e);
+}
+
+/* e replaced by one for exec with clone and why (nt_san.lock held). */
+static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char *why)
+{
+	struct texec *e, *in;
+
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e) {
+		HASH_DEL(texecs, e);
+		texec_free(e);
+	}
+	if (!(e = calloc(1, sizeof(*e)))) {
+		if (clone)
+			tc.cuGraphDestroy(clone);
+		return;
+	}
+	e->exec = exec;
+	e->ctx = ctx;
+	e->clone = clone;
+	e->why = why;
+	HASH_ADD_PTR(texecs, exec, e);
+	HASH_FIND_PTR(texecs, &exec, in);
+	if (!in) {
+		if (clone)
+			tc.cuGraphDestroy(clone);
+		free(e);
+	}
+}
+
+void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph)
+{
+	CUgraph clone = NULL;
+	const char *why = NULL;
+
+	if (!bind())
+		why = NO_DRIVER;
+	else if (!graph || tc.cuGraphClone(&clone, graph))
+		why = "its graph could not be cloned when its exec was made";
+	pthread_mutex_lock(&nt_san.lock);
+	texec_set(exec, ctx, clone, why);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+void nt_san_twin_exec_gone(CUgraphExec exec)
+{
+	struct texec *e;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e) {
+		HASH_DEL(texecs, e);
+		texec_free(e);
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+/* The exec from its clone (its kernel nodes as the clone has them now). */
+static CUresult update(CUgraphExec exec, CUgraph clone)
+{
+	CUgraphExecUpdateResultInfo info;
+	CUresult r;
+
+	own = 1;
+	r = tc.cuGraphExecUpdate(exec, clone, &info);
+	own = 0;
+	return r;
+}
+
+/* Point exec back at the program's functions, if it is pointed at twins;
+ * 0, or -1 when that failed. */
+static int point_back(CUgraphExec exec)
+{
+	struct texec *e;
+	CUgraph clone = NULL;
+	int failed;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e && e->pointed)
+		clone = e->clone;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!clone)
+		return 0;
+	failed = update(exec, clone) != CUDA_SUCCESS;
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e && e->clone == clone && !failed) {
+		e->pointed = 0;
+		n_pointed--;
+	}
+	pthread_mutex_unlock(&nt_san.lock);
+	return failed ? -1 : 0;
+}
+
+void nt_san_twin_exec_changing(CUgraphExec exec)
+{
+	if (point_back(exec))
+		nt_warn("cannot point a CUDA graph exec back at the program's kernels before the program changes "
+			"it; it may run instrumented code");
+}
+
+void nt_san_twin_exec_updated(CUcontext ctx, CUgraphExec exec, CUgraph graph)
+{
+	nt_san_twin_exec_made(ctx, exec, graph);
+}
+
+void nt_san_twin_exec_kernel_set(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct texec *e;
+	CUgraph clone = NULL;
+	CUgraphNode cn;
+	int ok;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e)
+		clone = e->clone;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!clone)
+		return;
+	ok = p && !tc.cuGraphNodeFindInClone(&cn, node, clone) && !tc.cuGraphKernelNodeSetParams(cn, p);
+	if (!ok)
+		nt_san_twin_exec_changed(exec);
+}
+
+void nt_san_twin_exec_changed(CUgraphExec exec)
+{
+	struct texec *e;
+	CUcontext ctx = NULL;
+	int known;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	known = e != NULL;
+	if (e)
+		ctx = e->ctx;
+	if (known)
+		texec_set(exec, ctx, NULL, CHANGED);
+	pthread_mutex_unlock(&nt_san.lock);
+}
+
+/* ---- pointing an exec at twins ----------------------------------------- */
+
+/* One kernel node of a clone, as the program has it. */
+struct knode {
+	CUgraphNode node;
+	CUDA_KERNEL_NODE_PARAMS p;
+};
+
+struct knodes {
+	struct knode *v;
+	size_t n, cap;
+	int failed;
+};
+
+static void collect(struct knodes *k, const struct nt_cuda *cu, CUgraph graph, int depth)
+{
+	CUgraphNode *nodes = NULL;
+	size_t n = 0;
+
+	if (depth > MAX_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
+	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
+		k->failed = 1;
+		free(nodes);
+		return;
+	}
+	for (size_t i = 0; i < n && !k->failed; i++) {
+		CUgraphNodeType type;
+		CUgraph child;
+
+		if (cu->cuGraphNodeGetType(nodes[i], &type)) {
+			k->failed = 1;
+		} else if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (k->n == k->cap) {
+				size_t cap = k->cap ? 2 * k->cap : 64;
+				struct knode *v = realloc(k->v, cap * sizeof(*v));
+
+				if (!v) {
+					k->failed = 1;
+					break;
+				}
+				k->v = v;
+				k->cap = cap;
+			}
+			k->v[k->n].node = nodes[i];
+			if (cu->cuGraphKernelNodeGetParams(nodes[i], &k->v[k->n].p))
+				k->failed = 1;
+			else
+				k->n++;
+		} else if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+			if (cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child))
+				k->failed = 1;
+			else
+				collect(k, cu, child, depth + 1);
+		} else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+			k->failed = 1;	/* its bodies cannot be listed */
+		}
+	}
+	free(nodes);
+}
+
+int nt_san_twin_wanted(CUgraphExec exec)
+{
+	struct texec *e;
+	int wanted;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	wanted = e && e->clone && !e->pointed;
+	pthread_mutex_unlock(&nt_san.lock);
+	return wanted;
+}
+
+const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	struct knodes k = { 0 };
+	struct texec *e;
+	CUgraph clone = NULL;
+	const char *why = NULL;
+	size_t changed = 0;
+	CUresult r = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e && e->clone && !e->pointed)
+		clone = e->clone;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!clone || !cu || !tc.ok)
+		return NULL;
+	collect(&k, cu, clone, 0);
+	if (k.failed) {
+		free(k.v);
+		nt_san_twin_exec_changed(exec);	/* never again */
+		return "its graph's kernel nodes could not be listed (a conditional node?)";
+	}
+	for (size_t i = 0; i < k.n; i++) {
+		CUDA_KERNEL_NODE_PARAMS np = k.v[i].p;
+		CUfunction f = np.func, tf;
+		CUmodule mod, twin;
+		const char *w = NULL, *name = NULL;
+		int patched;
+
+		if (!f && (!np.kern || cu->cuKernelGetFunction(&f, np.kern)))
+			continue;
+		/* a kernel the policy never traces (match=) stays on the
+		 * program's code */
+		if (cu->cuFuncGetModule(&mod, f) || tc.cuFuncGetName(&name, f) || !name || !nt_collector_may_trace(name))
+			continue;
+		pthread_mutex_lock(&nt_san.lock);
+		patched = nt_san_module_patched(mod);
+		pthread_mutex_unlock(&nt_san.lock);
+		if (patched)	/* made while it was: its own code is instrumented */
+			continue;
+		if (!(twin = twin_of(mod, &w)) || nt_san_patch(twin, &w) || !(tf = twin_function(ctx, f, mod, twin, &w))) {
+			why = why ? why : w;
+			continue;
+		}
+		np.func = tf;
+		np.kern = NULL;
+		np.ctx = NULL;
+		if (tc.cuGraphKernelNodeSetParams(k.v[i].node, &np)) {
+			why = "its graph's kernel node could not be pointed at an instrumented twin";
+			continue;
+		}
+		/* kept where the loop can undo it: the original stays in k */
+		k.v[changed++] = k.v[i];
+	}
+	if (changed)
+		r = update(exec, clone);
+	for (size_t i = 0; i < changed; i++)	/* the clone is the program's graph again */
+		if (tc.cuGraphKernelNodeSetParams(k.v[i].node, &k.v[i].p))
+			r = r ? r : CUDA_ERROR_UNKNOWN;
+	free(k.v);
+	if (changed && r == CUDA_SUCCESS) {
+		pthread_mutex_lock(&nt_san.lock);
+		HASH_FIND_PTR(texecs, &exec, e);
+		if (e && e->clone == clone && !e->pointed) {
+			e->pointed = 1;
+			n_pointed++;
+		}
+		pthread_mutex_unlock(&nt_san.lock);
+		nt_collector_twin_pointed();
+	} else if (changed) {
+		/* the clone may no longer be the program's graph: never again */
+		point_back(exec);
+		nt_san_twin_exec_changed(exec);
+		why = "its graph exec could not be updated to run instrumented twins";
+	}
+	return why;
+}
+
+int nt_san_twin_any_pointed(void)
+{
+	return __atomic_load_n(&n_pointed, __ATOMIC_RELAXED) > 0;
+}
+
+int nt_san_twin_point_back_all(void)
+{
+	struct texec *e, *tmp;
+	CUgraphExec *v = NULL;
+	unsigned n = 0;
+	int failed = 0;
+
+	pthread_mutex_lock(&nt_san.lock);
+	if (n_pointed && (v = malloc(n_pointed * sizeof(*v))))
+		HASH_ITER(hh, texecs, e, tmp)
+			if (e->pointed && n < n_pointed)
+				v[n++] = e->exec;
+	pthread_mutex_unlock(&nt_san.lock);
+	for (unsigned i = 0; i < n; i++)
+		failed |= point_back(v[i]) != 0;
+	free(v);
+	if (failed)
+		nt_warn("cannot point a CUDA graph exec back at the program's kernels; it keeps running an "
+			"instrumented twin's code (slower, same results)");
+	return n_pointed && !v ? -1 : failed ? -1 : 0;
+}
+
+void nt_san_twins_forget(CUcontext ctx)
+{
+	struct image *im, *itmp;
+	struct twin_fn *fn, *ftmp;
+	struct texec *e, *etmp;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_ITER(hh, images, im, itmp)
+		if (im->ctx == ctx) {
+			HASH_DEL(images, im);
+			image_bytes -= im->zsize;
+			image_free(im);
+		}
+	HASH_ITER(hh, fns, fn, ftmp)
+		if (fn->ctx == ctx) {
+			HASH_DEL(fns, fn);
+			free(fn);
+		}
+	HASH_ITER(hh, texecs, e, etmp)
+		if (e->ctx == ctx) {
+			HASH_DEL(texecs, e);
+			texec_free(e);
+		}
+	pthread_mutex_unlock(&nt_san.lock);
+}
