@@ -3,9 +3,10 @@
  * tests/unit/test_cubin.c: the string literals of assert() and printf()
  * (__unnamed_1, $str...) and libcu++'s empty constant objects (its
  * customization points cuda::std::begin and the like, cuda::std::ignore,
- * in_place).  Every PyTorch 2.11 sm_90 cubin sampled on the H200 defined
- * such objects and no others (docs/results/2026-12-03-graph-twins.md), so
- * counting them as variables kept every PyTorch kernel from a twin.
+ * in_place).  Each of 9 PyTorch 2.11 sm_90 cubins sampled on the H200
+ * defined such objects, and every symbol of theirs that was printed was
+ * one (docs/results/2026-12-03-graph-twins.md); counted as variables,
+ * they kept nearly every PyTorch kernel from a twin.
  */
 #include <cassert>
 #include <cstdio>
