@@ -183,7 +183,7 @@ test-lint:
 	@CORE_LAYERS='$(CORE_LAYERS)' tests/lint/layers.sh
 test-unit: $(UNIT_BIN) $(TEST_CUBINS)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; NT_TEST_DATA=tests/data NT_TEST_CUBIN_DIR=$(BUILD)/tests $$t; done
-test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA) $(BUILD)/tests/gen_trace
+test-cli: $(BUILD)/nucatrace $(BUILD)/libnucatrace.so $(FAKECUDA) $(BUILD)/tests/gen_trace $(BUILD)/tests/kernels_state_sm90.cubin
 	@NUCATRACE=$(BUILD)/nucatrace FAKECUDA_DIR=$(BUILD)/tests tests/cli/run.sh
 # The --html page in headless Chromium (apt-get install chromium); not in `test`.
 test-html: $(BUILD)/nucatrace $(BUILD)/tests/gen_trace

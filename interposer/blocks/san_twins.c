@@ -161,8 +161,8 @@ void nt_san_twin_image(CUcontext ctx, CUmodule mod, const void *cubin, size_t si
 	struct image *im, *old;
 	size_t bound, zsize = 0;
 
-	if (own || !mod)
-		return;		/* a twin loading */
+	if (own || !mod || !bind())
+		return;		/* a twin loading, or a driver without twins */
 	if (!(im = calloc(1, sizeof(*im))))
 		return;
 	im->mod = mod;
@@ -332,10 +332,39 @@ static CUfunction twin_function(CUcontext ctx, CUfunction f, CUmodule mod, CUmod
 
 /* ---- execs and their clones --------------------------------------------- */
 
+/* Clones to destroy once nt_san.lock is released (the driver is never
+ * called with it held: a callback of another thread may hold a driver
+ * lock while it waits for ours). */
+#define GRAVES 64
+static CUgraph graves[GRAVES];
+static int n_graves;
+
+/* clone to be destroyed (nt_san.lock held); leaked when the list is full */
+static void bury(CUgraph clone)
+{
+	if (clone && n_graves < GRAVES)
+		graves[n_graves++] = clone;
+}
+
+/* Destroy the clones buried so far (nt_san.lock not held). */
+static void funerals(void)
+{
+	CUgraph v[GRAVES];
+	int n;
+
+	pthread_mutex_lock(&nt_san.lock);
+	n = n_graves;
+	memcpy(v, graves, (size_t)n * sizeof(*v));
+	n_graves = 0;
+	pthread_mutex_unlock(&nt_san.lock);
+	for (int i = 0; i < n && tc.ok; i++)
+		tc.cuGraphDestroy(v[i]);
+}
+
+/* e gone (nt_san.lock held, e out of the table). */
 static void texec_free(struct texec *e)
 {
-	if (e->clone && tc.ok)
-		tc.cuGraphDestroy(e->clone);
+	bury(e->clone);
 	n_pointed -= e->pointed != 0;
 	free(e);
 }
@@ -351,8 +380,7 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char
 		texec_free(e);
 	}
 	if (!(e = calloc(1, sizeof(*e)))) {
-		if (clone)
-			tc.cuGraphDestroy(clone);
+		bury(clone);
 		return;
 	}
 	e->exec = exec;
@@ -362,8 +390,7 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char
 	HASH_ADD_PTR(texecs, exec, e);
 	HASH_FIND_PTR(texecs, &exec, in);
 	if (!in) {
-		if (clone)
-			tc.cuGraphDestroy(clone);
+		bury(clone);
 		free(e);
 	}
 }
@@ -380,6 +407,7 @@ void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph)
 	pthread_mutex_lock(&nt_san.lock);
 	texec_set(exec, ctx, clone, why);
 	pthread_mutex_unlock(&nt_san.lock);
+	funerals();
 }
 
 void nt_san_twin_exec_gone(CUgraphExec exec)
@@ -393,6 +421,7 @@ void nt_san_twin_exec_gone(CUgraphExec exec)
 		texec_free(e);
 	}
 	pthread_mutex_unlock(&nt_san.lock);
+	funerals();
 }
 
 /* The exec from its clone (its kernel nodes as the clone has them now). */
@@ -478,6 +507,7 @@ void nt_san_twin_exec_changed(CUgraphExec exec)
 	if (known)
 		texec_set(exec, ctx, NULL, CHANGED);
 	pthread_mutex_unlock(&nt_san.lock);
+	funerals();
 }
 
 /* ---- pointing an exec at twins ----------------------------------------- */
@@ -682,4 +712,6 @@ void nt_san_twins_forget(CUcontext ctx)
 			texec_free(e);
 		}
 	pthread_mutex_unlock(&nt_san.lock);
+	/* not in the context's destroy callback: its clones go at the next
+	 * exec call */
 }

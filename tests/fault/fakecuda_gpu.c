@@ -18,6 +18,15 @@
  * its first node is a conditional node instead (whose bodies the driver
  * cannot list).
  *
+ * Instrumented twins (FAKECUDA_TWINS=1 as well; else these calls fail):
+ * cuGraphClone copies a graph's nodes under a new handle, and
+ * cuGraphNodeFindInClone, cuGraphKernelNodeSetParams and cuGraphDestroy
+ * act on it; cuGraphExecUpdate sets the exec's nodes to the graph's
+ * functions in the simulated GPU (fakegpu_exec_set); cuModuleLoadData
+ * loads a module under a new handle (its load callback comes through
+ * fakegpu_module), cuModuleGetFunction gives it a function of that name,
+ * and cuFuncGetName names a function as its launches did.
+ *
  * Stream capture: fakecuda_capture_begin(S) starts a capture of stream S
  * in CU_STREAM_CAPTURE_MODE_GLOBAL (PyTorch's mode) and
  * fakecuda_capture_end() ends it, 1 when it was invalidated.  Meanwhile a
@@ -429,5 +438,140 @@ CUresult cuFuncGetModule(CUmodule *mod, CUfunction f)
 	if (id <= 0 || id >= MAX_GRAPHS || !func_mods[id])
 		return CUDA_ERROR_INVALID_HANDLE;
 	*mod = (CUmodule)(uintptr_t)func_mods[id];
+	return CUDA_SUCCESS;
+}
+
+/* ---- instrumented twins (FAKECUDA_TWINS=1) -------------------------------- */
+
+static int twins(void)
+{
+	return gpu() && getenv("FAKECUDA_TWINS") != NULL;
+}
+
+/* A function of the simulated GPU's sanitizer (NUCATRACE_SANITIZER_LIB). */
+static void *gpu_sym(const char *name)
+{
+	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	void *f = h ? dlsym(h, name) : NULL;
+
+	if (h)
+		dlclose(h);	/* still loaded: the interposer holds it */
+	return f;
+}
+
+static long next_clone = MAX_GRAPHS - 1, next_mod = 100, next_func = 1000;
+
+CUresult cuGraphClone(CUgraph *clone, CUgraph graph)
+{
+	long g = (long)(uintptr_t)graph;
+
+	if (!twins())
+		return no();
+	if (g <= 0 || g >= MAX_GRAPHS || next_clone <= MAX_GRAPHS / 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	graphs[next_clone] = graphs[g];
+	*clone = (CUgraph)(uintptr_t)next_clone--;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph graph)
+{
+	long g = (long)(uintptr_t)graph;
+
+	if (!twins())
+		return no();
+	if (g <= 0 || g >= MAX_GRAPHS)
+		return CUDA_ERROR_INVALID_VALUE;
+	graphs[g].n = 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeFindInClone(CUgraphNode *found, CUgraphNode node, CUgraph clone)
+{
+	long g, c = (long)(uintptr_t)clone;
+	int i;
+	CUresult r;
+
+	if (!twins())
+		return no();
+	if ((r = node_of(node, &g, &i)))
+		return r;
+	if (c <= 0 || c >= MAX_GRAPHS || i >= graphs[c].n)
+		return CUDA_ERROR_INVALID_VALUE;
+	*found = (CUgraphNode)(uintptr_t)(c * 100 + i + 1);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetParams(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	CUresult r;
+	long g;
+	int i;
+
+	if (!twins())
+		return no();
+	if ((r = node_of(node, &g, &i)))
+		return r;
+	graphs[g].funcs[i] = (long)(uintptr_t)p->func;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info)
+{
+	void (*set)(long, int, const long *, const long *) =
+		(void (*)(long, int, const long *, const long *))gpu_sym("fakegpu_exec_set");
+	long g = (long)(uintptr_t)graph, mods[MAX_GRAPH_NODES];
+
+	(void)info;
+	if (!twins())
+		return no();
+	if (g <= 0 || g >= MAX_GRAPHS || !set)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < graphs[g].n; i++) {
+		long f = graphs[g].funcs[i];
+
+		mods[i] = f > 0 && f < MAX_GRAPHS ? func_mods[f] : 0;
+	}
+	set((long)(uintptr_t)exec, graphs[g].n, graphs[g].funcs, mods);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	void (*loaded)(long, long) = (void (*)(long, long))gpu_sym("fakegpu_module");
+
+	(void)image;
+	if (!twins())
+		return no();
+	if (!loaded || next_mod >= MAX_GRAPHS)
+		return CUDA_ERROR_INVALID_IMAGE;
+	*mod = (CUmodule)(uintptr_t)next_mod;
+	loaded(1, next_mod++);	/* its load callback, in the one context */
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
+{
+	void (*named)(long, const char *) = (void (*)(long, const char *))gpu_sym("fakegpu_func_named");
+
+	if (!twins())
+		return no();
+	if (!named || !name || next_func >= MAX_GRAPHS)
+		return CUDA_ERROR_NOT_FOUND;
+	func_mods[next_func] = (long)(uintptr_t)mod;
+	named(next_func, name);
+	*f = (CUfunction)(uintptr_t)next_func++;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+	const char *(*name_of)(long) = (const char *(*)(long))gpu_sym("fakegpu_func_name");
+
+	if (!twins())
+		return no();
+	if (!name_of || !(*name = name_of((long)(uintptr_t)f)))
+		return CUDA_ERROR_INVALID_HANDLE;
 	return CUDA_SUCCESS;
 }

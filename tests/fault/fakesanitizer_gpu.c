@@ -36,6 +36,14 @@
  * counted as broken (on the H200 such launches ran into "illegal
  * instruction", or ran another kernel: session 18).
  *
+ * The driver (fakecuda_gpu.c under FAKECUDA_TWINS=1) may set an exec's
+ * nodes to other functions (cuGraphExecUpdate: fakegpu_exec_set), as the
+ * interposer does to point an exec at instrumented twins: the nodes then
+ * run those, with the code their modules have at that moment, until set
+ * again; the program's own functions for the nodes stay what
+ * fakegpu_graph() compares with.  fakegpu_func_name() gives a function's
+ * name as a launch named it, fakegpu_func_named() names one (a twin's).
+ *
  * With FAKESANITIZER_GRAPH_NO_END=N the N-th graph launch (from 1) has
  * no end callback, as when it fails.
  *
@@ -74,8 +82,11 @@ static struct {
 	unsigned launch_ids[MAX_IDS];			/* by graph exec id */
 	unsigned exec_gen[MAX_IDS];			/* ... execs made on the handle before */
 	unsigned char made[MAX_IDS];			/* ... made and not destroyed */
-	long exec_funcs[MAX_IDS][MAX_EXEC_NODES];	/* ... its nodes' functions */
+	long exec_funcs[MAX_IDS][MAX_EXEC_NODES];	/* ... the functions its nodes run */
+	long exec_mods[MAX_IDS][MAX_EXEC_NODES];	/* ... and their modules */
+	long exec_prog[MAX_IDS][MAX_EXEC_NODES];	/* ... the functions the program gave them */
 	unsigned exec_code[MAX_IDS][MAX_EXEC_NODES];	/* ... their modules' patches then */
+	const char *fname[MAX_IDS];			/* by function id: its name */
 	unsigned patch_count[MAX_IDS];			/* by module: patched so often */
 	long broken_runs;	/* graph node launches of a module patched after their exec was made */
 	unsigned long long clock;
@@ -602,6 +613,8 @@ static void launch_data(struct nt_san_launch_data *d, long ctx, long mod, long f
 			unsigned grid, unsigned block, long stream)
 {
 	memset(d, 0, sizeof(*d));
+	if (id_of((void *)func) && !g.fname[id_of((void *)func)])
+		g.fname[id_of((void *)func)] = name;
 	d->context = (CUcontext)ctx;
 	d->stream = (CUstream)stream;
 	d->hStream = (nt_san_stream)(stream ? stream : 0x5151);
@@ -698,16 +711,44 @@ static void define_graph(long graph, int n, const long *funcs, const long *mods)
 		dlclose(h);
 }
 
-/* Node i of exec runs funcs[i] of mods[i] from now on: its code is that
- * of the module as it is now. */
-static void exec_node(long exec, int i, long func, long mod)
+/* Node i of exec runs func of mod from now on: its code is that of the
+ * module as it is now; prog: the program set it (else the driver, for
+ * the interposer). */
+static void exec_run(long exec, int i, long func, long mod, int prog)
 {
 	if (i >= MAX_EXEC_NODES)
 		return;
 	pthread_mutex_lock(&g.lock);
 	g.exec_funcs[id_of((void *)exec)][i] = func;
+	g.exec_mods[id_of((void *)exec)][i] = mod;
 	g.exec_code[id_of((void *)exec)][i] = g.patch_count[id_of((void *)mod)];
+	if (prog)
+		g.exec_prog[id_of((void *)exec)][i] = func;
 	pthread_mutex_unlock(&g.lock);
+}
+
+static void exec_node(long exec, int i, long func, long mod)
+{
+	exec_run(exec, i, func, mod, 1);
+}
+
+/* cuGraphExecUpdate of the fake driver: exec's first n nodes run funcs[i]
+ * of mods[i]. */
+__attribute__((visibility("default"))) void fakegpu_exec_set(long exec, int n, const long *funcs, const long *mods)
+{
+	for (int i = 0; i < n; i++)
+		exec_run(exec, i, funcs[i], mods[i], 0);
+}
+
+__attribute__((visibility("default"))) const char *fakegpu_func_name(long f)
+{
+	return id_of((void *)f) ? g.fname[id_of((void *)f)] : NULL;
+}
+
+__attribute__((visibility("default"))) void fakegpu_func_named(long f, const char *name)
+{
+	if (id_of((void *)f))
+		g.fname[id_of((void *)f)] = strdup(name);
 }
 
 /* cuGraphInstantiateWithFlags of exec (graph handle the same number),
@@ -754,7 +795,7 @@ static void make_exec(long exec, int n, const long *mods, const long *funcs)
 		cuGraphExecKernelNodeSetParams_v2_params p = { handle, (CUgraphNode)(uintptr_t)(exec * 100 + i + 1),
 							       &kp };
 
-		if (g.exec_funcs[id_of((void *)exec)][i] == funcs[i])
+		if (g.exec_prog[id_of((void *)exec)][i] == funcs[i])
 			continue;
 		kp.func = (CUfunction)funcs[i];
 		api_call(NT_SAN_CBID_DRIVER_cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams_v2",
@@ -783,12 +824,25 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	const void *data[MAX_NODES];
 	int set[MAX_NODES];
 	unsigned id;
+	long rf[MAX_NODES], rm[MAX_NODES];	/* what the nodes run */
 
 	make_exec(exec, n, mods, funcs);
 	api.callbackSite = NT_SAN_API_ENTER;
 	api.functionName = "cuGraphLaunch";
 	api.functionParams = &p;
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuGraphLaunch, &api);
+	/* the nodes run what the exec holds once its launch is made, after
+	 * the call's entry (where the interposer may update it) */
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < n && i < MAX_NODES; i++) {
+		int own = i < MAX_EXEC_NODES && g.exec_funcs[id_of((void *)exec)][i];
+
+		rf[i] = own ? g.exec_funcs[id_of((void *)exec)][i] : funcs[i];
+		rm[i] = own ? g.exec_mods[id_of((void *)exec)][i] : mods[i];
+	}
+	pthread_mutex_unlock(&g.lock);
+	funcs = rf;
+	mods = rm;
 	for (int i = 0; i < n && i < MAX_NODES; i++)
 		first_launch(funcs[i]);
 	launch.loading = 1;
