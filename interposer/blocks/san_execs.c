@@ -120,39 +120,60 @@ static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, C
 
 #define MAX_DEPTH 16	/* child graphs in child graphs */
 
-static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph, int depth)
+static int walk(const struct nt_cuda *cu, CUgraph graph, int depth, nt_san_kernel_node_fn fn, void *arg)
 {
 	CUgraphNode *nodes = NULL;
 	size_t n = 0;
+	int ret = 0;
 
 	if (depth > MAX_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
 	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
-		m->unknown = 1;
 		free(nodes);
-		return;
+		return -1;
 	}
-	for (size_t i = 0; i < n && !m->unknown; i++) {
+	for (size_t i = 0; i < n && !ret; i++) {
 		CUgraphNodeType type;
 		CUDA_KERNEL_NODE_PARAMS p;
 		CUgraph child;
 
-		if (cu->cuGraphNodeGetType(nodes[i], &type)) {
-			m->unknown = 1;
-		} else if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
-			if (cu->cuGraphKernelNodeGetParams(nodes[i], &p))
-				m->unknown = 1;
-			else
-				add_kernel(m, cu, p.func, p.kern, p.ctx);
-		} else if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
-			if (cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child))
-				m->unknown = 1;
-			else
-				add_graph(m, cu, child, depth + 1);
-		} else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-			m->unknown = 1;	/* its bodies cannot be listed */
-		}
+		if (cu->cuGraphNodeGetType(nodes[i], &type))
+			ret = -1;
+		else if (type == CU_GRAPH_NODE_TYPE_KERNEL)
+			ret = cu->cuGraphKernelNodeGetParams(nodes[i], &p) || fn(nodes[i], &p, arg) ? -1 : 0;
+		else if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+			ret = cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child) ? -1 : walk(cu, child, depth + 1, fn, arg);
+		else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+			ret = -1;	/* its bodies cannot be listed */
 	}
 	free(nodes);
+	return ret;
+}
+
+int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_node_fn fn, void *arg)
+{
+	return walk(cu, graph, 0, fn, arg);
+}
+
+struct add_arg {
+	struct mods *m;
+	const struct nt_cuda *cu;
+};
+
+static int add_node(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg)
+{
+	struct add_arg *a = arg;
+
+	(void)node;
+	add_kernel(a->m, a->cu, p->func, p->kern, p->ctx);
+	return a->m->unknown;
+}
+
+static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph)
+{
+	struct add_arg a = { m, cu };
+
+	if (nt_san_graph_kernels(cu, graph, add_node, &a))
+		m->unknown = 1;
 }
 
 /* e's record gone from the tables (nt_san.lock held). */
@@ -258,7 +279,7 @@ static void learn(CUcontext ctx, CUgraphExec exec, CUgraph graph, CUfunction f, 
 	if (!cu)
 		m.unknown = 1;
 	else if (graph)
-		add_graph(&m, cu, graph, 0);
+		add_graph(&m, cu, graph);
 	else
 		add_kernel(&m, cu, f, k, kctx);
 	pthread_mutex_lock(&nt_san.lock);

@@ -62,7 +62,6 @@
 #include "interposer/collector.h"
 
 #define TWIN_IMAGES_MAX ((size_t)512 << 20)	/* compressed cubins kept, in all */
-#define MAX_DEPTH 16				/* child graphs in child graphs */
 
 /* The driver calls only this file makes, looked up when first needed:
  * a driver without them (before CUDA 12.3) has no twins. */
@@ -521,53 +520,23 @@ struct knode {
 struct knodes {
 	struct knode *v;
 	size_t n, cap;
-	int failed;
 };
 
-static void collect(struct knodes *k, const struct nt_cuda *cu, CUgraph graph, int depth)
+static int collect(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg)
 {
-	CUgraphNode *nodes = NULL;
-	size_t n = 0;
+	struct knodes *k = arg;
 
-	if (depth > MAX_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
-	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
-		k->failed = 1;
-		free(nodes);
-		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		struct knode *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		k->v = v;
+		k->cap = cap;
 	}
-	for (size_t i = 0; i < n && !k->failed; i++) {
-		CUgraphNodeType type;
-		CUgraph child;
-
-		if (cu->cuGraphNodeGetType(nodes[i], &type)) {
-			k->failed = 1;
-		} else if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
-			if (k->n == k->cap) {
-				size_t cap = k->cap ? 2 * k->cap : 64;
-				struct knode *v = realloc(k->v, cap * sizeof(*v));
-
-				if (!v) {
-					k->failed = 1;
-					break;
-				}
-				k->v = v;
-				k->cap = cap;
-			}
-			k->v[k->n].node = nodes[i];
-			if (cu->cuGraphKernelNodeGetParams(nodes[i], &k->v[k->n].p))
-				k->failed = 1;
-			else
-				k->n++;
-		} else if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
-			if (cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child))
-				k->failed = 1;
-			else
-				collect(k, cu, child, depth + 1);
-		} else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-			k->failed = 1;	/* its bodies cannot be listed */
-		}
-	}
-	free(nodes);
+	k->v[k->n++] = (struct knode){ node, *p };
+	return 0;
 }
 
 int nt_san_twin_wanted(CUgraphExec exec)
@@ -599,8 +568,7 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!clone || !cu || !tc.ok)
 		return NULL;
-	collect(&k, cu, clone, 0);
-	if (k.failed) {
+	if (nt_san_graph_kernels(cu, clone, collect, &k)) {
 		free(k.v);
 		nt_san_twin_exec_changed(exec);	/* never again */
 		return "its graph's kernel nodes could not be listed (a conditional node?)";
