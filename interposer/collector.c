@@ -451,6 +451,31 @@ int nt_collector_window_open(void)
 	return __atomic_load_n(&col.open, __ATOMIC_RELAXED);
 }
 
+int nt_collector_would_open(int64_t launches)
+{
+	int r;
+
+	if (!lock_running())
+		return 0;
+	r = nt_sampling_opens_next(col.sampling, launches, nt_now_s());
+	pthread_mutex_unlock(&col.lock);
+	return r;
+}
+
+int nt_collector_open_ahead(int64_t launches)
+{
+	int r;
+
+	if (!lock_running())
+		return 0;
+	if ((r = nt_sampling_open_ahead(col.sampling, launches, nt_now_s()))) {
+		__atomic_store_n(&col.open, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&col.entry_phase, entry_phase(), __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&col.lock);
+	return r;
+}
+
 void nt_collector_window_done(void)
 {
 	pthread_mutex_lock(&col.lock);

@@ -83,6 +83,12 @@ void nt_collector_retry(const struct nt_launch_info *l);
 void nt_collector_window_done(void);
 /* 1 while the sampling policy has a window open. */
 int nt_collector_window_open(void);
+/* nt_sampling_opens_next() and nt_sampling_open_ahead() of the policy
+ * for the next `launches` launches (0 when not started or stopping): a
+ * window opened at a graph launch's entry into the driver, before its
+ * nodes are sampled. */
+int nt_collector_would_open(int64_t launches);
+int nt_collector_open_ahead(int64_t launches);
 /* 1 when a module patched now gets the block entry site alone (the
  * blocks mode, and in mixed mode the window's phase: config.h), as of
  * the last launch sampled. */

@@ -498,6 +498,47 @@ out:
 	return NT_SAMPLE_CLOSE;
 }
 
+/* Whether one of the next n launches would open a window (or a window's
+ * next phase) whatever kernels they are: the policy picks every launch
+ * (all, no match=), and nothing else stands in the way that decide()
+ * checks; skip= may end inside them. */
+int nt_sampling_opens_next(const struct nt_sampling *s, int64_t n, double now)
+{
+	if (!s->all || s->n_match || s->open || nt_sampling_exhausted(s))
+		return 0;
+	if (s->resume)
+		return s->resume == 1;
+	return s->launches + (n > 1 ? n : 1) > s->skip && budget_allows(s, now, 0) &&
+	       (!s->window || s->budget || !s->windows);
+}
+
+int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now)
+{
+	if (!nt_sampling_opens_next(s, n, now))
+		return 0;
+	if (!s->started) {
+		s->started = 1;
+		s->t0 = now;
+	}
+	s->open = 1;
+	s->opened_at = now;
+	if (s->resume) {	/* the window's next phase (as decide() opens it) */
+		s->resume = 0;
+		return 1;
+	}
+	s->phase = 0;
+	s->force = 0;
+	s->in_window = 0;
+	s->phase_start = 0;
+	s->window_blocks = 0;
+	s->window_gpu = 0;
+	s->since_traced = 0;
+	s->quota_kernels = 0;
+	s->retry_kernels = 0;
+	s->windows++;
+	return 1;
+}
+
 void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks)
 {
 	if (s->open && blocks > 0)

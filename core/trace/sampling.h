@@ -171,6 +171,17 @@ int nt_sampling_may_trace(struct nt_sampling *s, const char *mangled, const char
  * before their first launch (a kernel's first launch cannot patch its
  * module: docs/interposer.md). */
 int nt_sampling_from_start(const struct nt_sampling *s);
+/* 1 when one of the next n launches (n >= 1), of any kernels, would open
+ * a window or the window's next phase (the policy picks every launch:
+ * `all` without match=, as the default does).  nt_sampling_open_ahead()
+ * opens it now, before those launches are decided, and says so (1): the
+ * blocks backend opens a window at a graph launch's entry into the
+ * driver (n: its kernel nodes), where a graph exec can still be pointed
+ * at instrumented code, rather than at a node's callback, where it
+ * cannot (docs/interposer.md).  So a graph launch that holds the launch
+ * past skip= opens the window at its first node. */
+int nt_sampling_opens_next(const struct nt_sampling *s, int64_t n, double now);
+int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now);
 /* The launch of this kernel just decided NT_SAMPLE_TRACE could not be
  * traced for a reason its next launch will not have (its module is
  * instrumented before it): the pick moves to the kernel's next launch,

@@ -427,15 +427,26 @@ static void maybe_dark(void)
  * graph launch's only a window's close (switch_before_launch). */
 static void graph_end(void);
 
-/* At a graph launch's entry while a window is open: its exec, made
- * before the window, pointed at instrumented twins of the modules it
- * runs (san_twins.c), so that its nodes are traced in this launch; after
- * switch_before_launch(), which closed a window that had to close. */
-static void point_at_twins(CUgraphExec exec)
+/* At a graph launch's entry while a window is open, or when its first
+ * node would open one: its exec, made before the window, pointed at
+ * instrumented twins of the modules it runs (san_twins.c), so that its
+ * nodes are traced in this launch; after switch_before_launch(), which
+ * closed a window that had to close.  A window its first node would open
+ * is opened here instead (nt_collector_open_ahead): opened at the node's
+ * callback, it came after the exec could be pointed, and that replay's
+ * nodes were dropped (on the H200, the decode loop's first replay of
+ * each window: docs/results/2026-12-03-graph-twins.md). */
+static void point_at_twins(CUgraphExec exec, int nodes)
 {
 	CUcontext ctx = NULL;
 
-	if (!nt_collector_window_open() || !nt_inflight_try_switch(&inflight, 0) || !switch_begin())
+	if (!nt_inflight_try_switch(&inflight, 0))
+		return;
+	if (!nt_collector_window_open() && !nt_collector_open_ahead(nodes)) {
+		nt_inflight_closed(&inflight);
+		return;
+	}
+	if (!switch_begin())
 		return;
 	if (!nt_san_cuda()->cuCtxGetCurrent(&ctx) && ctx)
 		nt_san_twin_point(ctx, exec);
@@ -476,8 +487,13 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	int twin = graph && exec && nt_collector_window_open() && nt_san_twin_wanted(exec),
-	    switching = nt_inflight_close_wanted(&inflight) || twin ||
+	/* a window open, or one that may open here: after the close that
+	 * switch_before_launch() does (a phase's, whose next phase opens at
+	 * once), or at the next launch (point_at_twins decides) */
+	int closing = nt_inflight_close_wanted(&inflight),
+	    nodes = graph && exec ? nt_san_twin_wanted(exec, closing) : 0,
+	    twin = nodes && (closing || nt_collector_window_open() || nt_collector_would_open(nodes)),
+	    switching = closing || twin ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
 	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed());
 
@@ -494,7 +510,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	if (switching)
 		switch_before_launch(graph);
 	if (twin)
-		point_at_twins(exec);
+		point_at_twins(exec, nodes);
 	if (events && nt_san_native_needed())
 		nt_san_native_prepare();
 	if (events && nt_san_fetch_needed())

@@ -241,7 +241,10 @@ int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_
  * some could not be; nt_san_twin_point_back_all() points every exec back
  * (before a window's modules are unpatched): 0, or -1 when one stays
  * pointed.  nt_san_twin_own(): 1 while this thread makes a driver call of
- * our own (the callbacks leave it alone).  nt_san_twin_why(): why mod
+ * our own (the callbacks leave it alone).  nt_san_twin_wanted(): the
+ * kernel nodes of exec's graph when exec could be pointed now
+ * (after_close: once a window's close pointed every exec back), else 0.
+ * nt_san_twin_why(): why mod
  * can have no twin when that is its module-scope variables, else NULL
  * (nt_san.lock held). */
 void nt_san_twin_image(CUcontext ctx, CUmodule mod, const void *cubin, size_t size, const char *variable);
@@ -252,7 +255,7 @@ void nt_san_twin_exec_kernel_set(CUgraphExec exec, CUgraphNode node, const CUDA_
 void nt_san_twin_exec_changed(CUgraphExec exec);
 void nt_san_twin_exec_changing(CUgraphExec exec);
 void nt_san_twin_exec_gone(CUgraphExec exec);
-int nt_san_twin_wanted(CUgraphExec exec);
+int nt_san_twin_wanted(CUgraphExec exec, int after_close);
 const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec);
 int nt_san_twin_any_pointed(void);
 int nt_san_twin_point_back_all(void);

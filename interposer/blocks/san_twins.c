@@ -105,6 +105,7 @@ struct texec {
 	CUcontext ctx;
 	CUgraph clone;
 	const char *why;
+	unsigned nodes;		/* the clone's kernel nodes */
 	int pointed;		/* its nodes name twins now */
 	UT_hash_handle hh;
 };
@@ -369,7 +370,7 @@ static void texec_free(struct texec *e)
 }
 
 /* e replaced by one for exec with clone and why (nt_san.lock held). */
-static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char *why)
+static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned nodes, const char *why)
 {
 	struct texec *e, *in;
 
@@ -385,6 +386,7 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char
 	e->exec = exec;
 	e->ctx = ctx;
 	e->clone = clone;
+	e->nodes = nodes;
 	e->why = why;
 	HASH_ADD_PTR(texecs, exec, e);
 	HASH_FIND_PTR(texecs, &exec, in);
@@ -394,17 +396,28 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, const char
 	}
 }
 
+static int count_node(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg)
+{
+	(void)node;
+	(void)p;
+	++*(unsigned *)arg;
+	return 0;
+}
+
 void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph)
 {
 	CUgraph clone = NULL;
 	const char *why = NULL;
+	unsigned nodes = 0;
 
 	if (!bind())
 		why = NO_DRIVER;
 	else if (!graph || tc.cuGraphClone(&clone, graph))
 		why = "its graph could not be cloned when its exec was made";
+	else
+		nt_san_graph_kernels(nt_san_cuda(), clone, count_node, &nodes);	/* a count; nt_san_twin_point lists them */
 	pthread_mutex_lock(&nt_san.lock);
-	texec_set(exec, ctx, clone, why);
+	texec_set(exec, ctx, clone, nodes, why);
 	pthread_mutex_unlock(&nt_san.lock);
 	funerals();
 }
@@ -504,7 +517,7 @@ void nt_san_twin_exec_changed(CUgraphExec exec)
 	if (e)
 		ctx = e->ctx;
 	if (known)
-		texec_set(exec, ctx, NULL, CHANGED);
+		texec_set(exec, ctx, NULL, 0, CHANGED);
 	pthread_mutex_unlock(&nt_san.lock);
 	funerals();
 }
@@ -539,14 +552,14 @@ static int collect(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg
 	return 0;
 }
 
-int nt_san_twin_wanted(CUgraphExec exec)
+int nt_san_twin_wanted(CUgraphExec exec, int after_close)
 {
 	struct texec *e;
 	int wanted;
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(texecs, &exec, e);
-	wanted = e && e->clone && !e->pointed;
+	wanted = e && e->clone && (after_close || !e->pointed) ? (int)e->nodes : 0;
 	pthread_mutex_unlock(&nt_san.lock);
 	return wanted;
 }

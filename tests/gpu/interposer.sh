@@ -211,25 +211,65 @@ check graphs-device graphs_device
 # start, its graph destroyed, 3,000 replays) under the default policy:
 # the exec was made before any window, so each window points it at
 # instrumented twins (issue 33).  The output as untraced, node launches
-# traced and complete (check_trace.py), the exec pointed at twins; and
-# under --sample all (modules patched as they load, no twin): no drop.
-graph_twins() {
-	with_opts '^checksum' '' traced decode-default all,window=1000,skip=1000,blocks=1000000,budget=1 1 \
-		"$B/tests/gpu/decode" 3000 || return 1
-	python3 - "$W"/decode-default/*.sqlite <<'PY' || return 1
+# traced and complete (check_trace.py), the exec pointed at twins, and
+# every node launch in a window traced: the window opens at the entry of
+# the replay that holds its first launch, so none is dropped; and under
+# --sample all (modules patched as they load, no twin): no drop.
+# twin_stats DIR: the trace's windows and node launches; fails unless
+# node launches were traced through twins, with none dropped and every
+# launch in a window traced.
+twin_stats() {
+	python3 - "$1"/*.sqlite <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
 nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
+traced = db.execute("select count(*) from launches where traced = 1").fetchone()[0]
 drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
 print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "twins", "graph_execs_twinned",
                              "twin_images", "twin_image_bytes", "twin_image_kept")},
       "node launches traced", nodes[0], "in", nodes[1], "replays; drops", drops)
-sys.exit(0 if nodes[0] > 0 and int(m.get("graph_execs_twinned", 0)) > 0 else 1)
+if nodes[0] == 0 or int(m.get("graph_execs_twinned", 0)) == 0:
+    sys.exit("want node launches traced through twins")
+if drops or traced != int(m["launches_in_windows"]):
+    sys.exit(f"want every launch in a window traced: {traced} of {m['launches_in_windows']}")
 PY
+}
+graph_twins() {
+	with_opts '^checksum' 1 traced decode-default all,window=1000,skip=1000,blocks=1000000,budget=1 1 \
+		"$B/tests/gpu/decode" 3000 || return 1
+	twin_stats "$W/decode-default" || return 1
 	with_opts '^checksum' 1 traced decode-all all 1 "$B/tests/gpu/decode" 3000
 }
 check graph-twins graph_twins
+# The decode loop's exec changed in place as it is replayed (decode N
+# update: its activation node set to 128-thread blocks at N/3 by
+# cudaGraphExecKernelNodeSetParams, the whole exec updated from a capture
+# whose residual runs 64-thread blocks at 2N/3), under windows every
+# 100 replays or so: the twins' clone follows each change, so the exec
+# pointed at twins runs the program's graph as it is then.  The output as
+# untraced; every launch in a window traced, none dropped; each of the
+# three configurations traced, and none after it was changed (a clone
+# that missed a change would point the exec back at the old one).
+graph_update() {
+	with_opts '^checksum' 1 traced decode-update all,window=400,skip=400,budget=40 1 \
+		"$B/tests/gpu/decode" 15000 update || return 1
+	twin_stats "$W/decode-update" || return 1
+	python3 - "$W"/decode-update/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+def span(name, block):
+    return db.execute("select count(*), min(l.launch), max(l.launch) from launches l join kernels k on k.kernel = l.kernel "
+                      "where l.traced = 1 and k.mangled like ? and l.block_x = ?", (f"%{name}%", block)).fetchone()
+act256, act128, res256, res64 = span("act", 256), span("act", 128), span("resid", 256), span("resid", 64)
+print("act 256", act256, "act 128", act128, "resid 256", res256, "resid 64", res64)
+if not all(c[0] for c in (act256, act128, res256, res64)):
+    sys.exit("want every configuration traced")
+if act256[2] > act128[1] or res256[2] > res64[1] or act128[1] > res64[1]:
+    sys.exit("a configuration traced after it was changed")
+PY
+}
+check graph-update graph_update
 T=tests/gpu/progs/torch_train.py
 # A PyTorch training step captured into one CUDA graph and replayed:
 # every node launch of every replay.

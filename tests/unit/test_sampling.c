@@ -793,6 +793,99 @@ static void test_next_open(void **state)
 	nt_sampling_free(s);
 }
 
+/* Opening ahead (at a graph launch's entry) changes no decision: two
+ * policies decide the same launches at the same times, one of them
+ * opened ahead whenever it would open at the next launch; the one opened
+ * ahead then traces that launch in the window, as the other opens one
+ * for it.  Policies that pick per kernel never open ahead. */
+static void lockstep(const char *policy, int phases, int expect_ahead)
+{
+	struct nt_sampling *a = parse_ok(policy), *b = parse_ok(policy);
+	struct nt_sampling_stats sa, sb;
+	unsigned rng = 12345;
+	int ahead = 0;
+
+	nt_sampling_phases(a, phases);
+	nt_sampling_phases(b, phases);
+	for (int i = 0; i < 20000; i++) {
+		double now = i * 1e-4;
+		char name[8];
+		int da, db, opened;
+
+		rng = rng * 1103515245u + 12345u;
+		snprintf(name, sizeof(name), "_Z1%cv", 'a' + (int)(rng >> 16) % 3);
+		if (nt_sampling_opens_next(a, 1, now)) {
+			assert_false(nt_sampling_open(a));
+			opened = nt_sampling_open_ahead(a, 1, now);
+			assert_true(opened && nt_sampling_open(a));
+			ahead++;
+		}
+		da = nt_sampling_decide(a, name, NULL, now);
+		db = nt_sampling_decide(b, name, NULL, now);
+		assert_int_equal(da & NT_SAMPLE_TRACE, db & NT_SAMPLE_TRACE);
+		assert_int_equal(nt_sampling_open(a), nt_sampling_open(b));
+		assert_int_equal(nt_sampling_phase(a), nt_sampling_phase(b));
+		if (da & NT_SAMPLE_CLOSE)
+			nt_sampling_window_done(a, now + 5e-5);
+		if (db & NT_SAMPLE_CLOSE)
+			nt_sampling_window_done(b, now + 5e-5);
+	}
+	nt_sampling_stats(a, 3.0, &sa);
+	nt_sampling_stats(b, 3.0, &sb);
+	assert_int_equal(sa.windows, sb.windows);
+	assert_int_equal(sa.traced, sb.traced);
+	assert_int_equal(sa.in_windows, sb.in_windows);
+	if (expect_ahead)
+		assert_true(ahead > 0);
+	else
+		assert_int_equal(ahead, 0);
+	nt_sampling_free(a);
+	nt_sampling_free(b);
+}
+
+static void test_open_ahead(void **state)
+{
+	struct nt_sampling *s;
+
+	(void)state;
+	lockstep(NULL, 2, 1);	/* the default, mixed: windows and their second phases */
+	lockstep(NULL, 1, 1);
+	lockstep("all,window=50,budget=20", 1, 1);
+	lockstep("all,window=7,skip=30,blocks=1000,budget=40", 2, 1);
+	lockstep("all", 1, 1);	/* once, at the first launch */
+	lockstep("first=2", 1, 0);
+	lockstep("every=3,window=4,budget=50", 1, 0);
+	lockstep("match=_Z1a*,window=5,budget=50", 1, 0);
+
+	/* skip= counts launches: opens ahead only once they are done, or
+	 * for a graph launch of n nodes, once the launch past skip= is one
+	 * of them */
+	s = parse_ok("window=2,skip=2,budget=50");
+	assert_false(nt_sampling_opens_next(s, 1, 0.0));
+	assert_false(nt_sampling_opens_next(s, 2, 0.0));
+	assert_true(nt_sampling_opens_next(s, 3, 0.0));
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_false(nt_sampling_open_ahead(s, 1, 0.0));
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_true(nt_sampling_open_ahead(s, 1, 0.0));
+	assert_false(nt_sampling_opens_next(s, 1, 0.0));	/* open now */
+	assert_int_equal(nt_sampling_decide(s, "_Z1bv", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+	/* a graph launch of 4 nodes holding launch 3 of skip=2: all 4 in
+	 * the window, which window=4 then closes */
+	s = parse_ok("window=4,skip=2,budget=1");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_true(nt_sampling_open_ahead(s, 4, 0.0));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_CLOSE);
+	nt_sampling_free(s);
+	/* nothing more to trace */
+	s = parse_ok("none");
+	assert_false(nt_sampling_opens_next(s, 1, 0.0));
+	nt_sampling_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +912,7 @@ int main(void)
 		cmocka_unit_test(test_budgeted),
 		cmocka_unit_test(test_gpu_cap),
 		cmocka_unit_test(test_next_open),
+		cmocka_unit_test(test_open_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,15 +5,25 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N]
+//   decode [N] [update]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
 // and the replays' wall time ("loop MS ms", from the first replay to the
-// stream's last work done).
+// stream's last work done).  With update, the exec is changed in place
+// twice while it is replayed, as a server re-binds its buffers: before
+// replay N/3, the activation node's grid set to 128-thread blocks
+// (cudaGraphExecKernelNodeSetParams, the node of the graph it was made
+// from, which is kept); before replay 2N/3, the whole exec updated from a
+// new capture whose activation runs 128-thread blocks as before and
+// whose residual runs 64-thread blocks
+// (cudaGraphExecUpdate).  Every kernel is elementwise in those, so the
+// checksum stays that of the plain loop, and a trace tells the three
+// configurations apart by their block sizes.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -72,17 +82,59 @@ __global__ void resid(float *x, const float *y, int d)
 		x[i] = 0.9f * x[i] + 0.1f * y[i];
 }
 
+// The loop's graph, captured on s; the activation on blocks of ab
+// threads, the residual on blocks of rb.
+static cudaGraph_t capture(cudaStream_t s, float *x, float *h, float *y, const float *w, int ab, int rb)
+{
+	cudaGraph_t g;
+
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	norm<<<8, 256, 0, s>>>(x, h, D);
+	matvec<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
+	act<<<D / ab, ab, 0, s>>>(y, D);
+	resid<<<D / rb, rb, 0, s>>>(x, y, D);
+	CHECK(cudaStreamEndCapture(s, &g));
+	return g;
+}
+
+// The exec's activation node on blocks of 128 threads, through the node
+// of g (the graph the exec was made from).
+static void act_on_128(cudaGraphExec_t ge, cudaGraph_t g)
+{
+	cudaGraphNode_t nodes[8];
+	size_t n = 8;
+
+	CHECK(cudaGraphGetNodes(g, nodes, &n));
+	for (size_t i = 0; i < n; i++) {
+		cudaGraphNodeType t;
+		cudaKernelNodeParams p;
+
+		CHECK(cudaGraphNodeGetType(nodes[i], &t));
+		if (t != cudaGraphNodeTypeKernel)
+			continue;
+		CHECK(cudaGraphKernelNodeGetParams(nodes[i], &p));
+		if (p.func != (void *)act)
+			continue;
+		p.gridDim = dim3(D / 128);
+		p.blockDim = dim3(128);
+		CHECK(cudaGraphExecKernelNodeSetParams(ge, nodes[i], &p));
+		return;
+	}
+	fprintf(stderr, "decode: no activation node in the graph\n");
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 3000;
+	int n = argc > 1 ? atoi(argv[1]) : 3000, update = argc > 2 && !strcmp(argv[2], "update");
 	cudaStream_t s;
 	cudaGraph_t g;
 	cudaGraphExec_t ge;
 	float *x, *h, *y, *w, *host;
 	double sum = 0;
 
-	if (n < 1) {
-		fprintf(stderr, "usage: decode [N]\n");
+	if (n < 1 || (argc > 2 && !update)) {
+		fprintf(stderr, "usage: decode [N] [update]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -98,18 +150,24 @@ int main(int argc, char **argv)
 		host[i] = 1.0f + (float)(i % 7) / 7.0f;
 	CHECK(cudaMemcpy(x, host, D * sizeof(float), cudaMemcpyHostToDevice));
 
-	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	norm<<<8, 256, 0, s>>>(x, h, D);
-	matvec<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
-	act<<<D / 256, 256, 0, s>>>(y, D);
-	resid<<<D / 256, 256, 0, s>>>(x, y, D);
-	CHECK(cudaStreamEndCapture(s, &g));
+	g = capture(s, x, h, y, w, 256, 256);
 	CHECK(cudaGraphInstantiate(&ge, g, 0));
-	CHECK(cudaGraphDestroy(g));	// as torch.cuda.CUDAGraph does once its exec is made
+	if (!update)
+		CHECK(cudaGraphDestroy(g));	// as torch.cuda.CUDAGraph does once its exec is made
 	CHECK(cudaStreamSynchronize(s));
 	auto t0 = std::chrono::steady_clock::now();
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		if (update && i == n / 3)
+			act_on_128(ge, g);
+		if (update && i == 2 * n / 3) {
+			cudaGraph_t g2 = capture(s, x, h, y, w, 128, 64);
+			cudaGraphExecUpdateResultInfo info;
+
+			CHECK(cudaGraphExecUpdate(ge, g2, &info));
+			CHECK(cudaGraphDestroy(g2));
+		}
 		CHECK(cudaGraphLaunch(ge, s));
+	}
 	CHECK(cudaStreamSynchronize(s));
 	double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 	CHECK(cudaGetLastError());
@@ -120,6 +178,8 @@ int main(int argc, char **argv)
 	printf("node launches %d\n", 4 * n);
 	printf("loop %.3f ms\n", ms);
 	CHECK(cudaGraphExecDestroy(ge));
+	if (update)
+		CHECK(cudaGraphDestroy(g));
 	free(host);
 	return 0;
 }
