@@ -476,6 +476,14 @@ int nt_collector_open_ahead(int64_t launches)
 	return r;
 }
 
+void nt_collector_hold_open(int on)
+{
+	if (!lock_running())
+		return;
+	nt_sampling_hold(col.sampling, on);
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_window_done(void)
 {
 	pthread_mutex_lock(&col.lock);
@@ -498,6 +506,21 @@ void nt_collector_twin_image(size_t bytes, size_t compressed)
 	col.run.twin_images++;
 	col.run.twin_image_bytes += bytes;
 	col.run.twin_image_kept += compressed;
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_twin_refused(const char *variable)
+{
+	char *names = col.run.twin_refused_names;
+	size_t len, room;
+
+	pthread_mutex_lock(&col.lock);
+	col.run.twin_refused++;
+	len = strlen(names);
+	room = sizeof(col.run.twin_refused_names) - len;
+	/* whole names only; the count says how many */
+	if (variable && *variable && strlen(variable) + 2 < room)
+		snprintf(names + len, room, "%s%s", len ? "; " : "", variable);
 	pthread_mutex_unlock(&col.lock);
 }
 

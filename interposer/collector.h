@@ -89,6 +89,8 @@ int nt_collector_window_open(void);
  * nodes are sampled. */
 int nt_collector_would_open(int64_t launches);
 int nt_collector_open_ahead(int64_t launches);
+/* nt_sampling_hold() of the policy. */
+void nt_collector_hold_open(int on);
 /* 1 when a module patched now gets the block entry site alone (the
  * blocks mode, and in mixed mode the window's phase: config.h), as of
  * the last launch sampled. */
@@ -125,6 +127,9 @@ void nt_collector_graph_exec(int made, int unlisted);
  * kept (bytes, compressed), a twin loaded, a graph exec pointed at twins
  * for a window. */
 void nt_collector_twin_image(size_t bytes, size_t compressed);
+/* A module a window wanted a twin of has module-scope variables (one
+ * named variable): counted once a module, the first few names kept. */
+void nt_collector_twin_refused(const char *variable);
 void nt_collector_twin_loaded(void);
 void nt_collector_twin_pointed(void);
 /* A launch waited seconds for record space (in_callback: inside its

@@ -68,6 +68,7 @@ struct nt_sampling {
 	int phases, phase, resume;
 	int64_t phase_start;		/* in_window when the phase began */
 	int force;			/* nt_sampling_close_now(): close at the next decision */
+	int hold;			/* nt_sampling_hold(): no window opens at a decision */
 };
 
 /* "first=8" -> 8 into *v; -1 when term is not `name=<positive integer>`
@@ -430,7 +431,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 		too_big = 1;
 		pick = 0;
 	}
-	if (s->resume == 1 && pick) {	/* the window's next phase, whatever skip= and budget= say */
+	if (s->resume == 1 && pick && !s->hold) {	/* the window's next phase, whatever skip= and budget= say */
 		s->resume = 0;
 		s->open = 1;
 		s->opened_at = now;
@@ -448,7 +449,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 		s->resume = 0;
 		s->force = 0;
 	}
-	if ((!s->open || close) && !s->resume && pick && s->launches > s->skip &&
+	if ((!s->open || close) && !s->resume && pick && (!s->hold || s->open) && s->launches > s->skip &&
 	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
 	    (!s->window || s->budget || !s->windows)) {
 		/* a new window; right after the last one, it goes on from it:
@@ -510,6 +511,11 @@ int nt_sampling_opens_next(const struct nt_sampling *s, int64_t n, double now)
 		return s->resume == 1;
 	return s->launches + (n > 1 ? n : 1) > s->skip && budget_allows(s, now, 0) &&
 	       (!s->window || s->budget || !s->windows);
+}
+
+void nt_sampling_hold(struct nt_sampling *s, int on)
+{
+	s->hold = on && s->all && !s->n_match;
 }
 
 int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now)

@@ -182,6 +182,17 @@ int nt_sampling_from_start(const struct nt_sampling *s);
  * past skip= opens the window at its first node. */
 int nt_sampling_opens_next(const struct nt_sampling *s, int64_t n, double now);
 int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now);
+/* nt_sampling_hold(s, 1): until nt_sampling_hold(s, 0), no decision
+ * opens a window or its next phase (a window open stays open, closes as
+ * it would, and goes on into the next at once where budget= allows it)
+ * when the policy opens ahead (as nt_sampling_opens_next);
+ * under other policies it does nothing.  The blocks backend holds while
+ * the nodes of a graph launch whose exec it could have pointed at
+ * instrumented twins are decided: a window that opened at one of them
+ * (budget= allowing it only by then) dropped that replay's nodes from
+ * it on: on the H200, 2, 3 and 4 node launches in 3 runs of the
+ * graph-update check, 4 in another (docs/results/2026-12-04-graph-windows.md). */
+void nt_sampling_hold(struct nt_sampling *s, int on);
 /* The launch of this kernel just decided NT_SAMPLE_TRACE could not be
  * traced for a reason its next launch will not have (its module is
  * instrumented before it): the pick moves to the kernel's next launch,

@@ -483,6 +483,22 @@ static void wait_for_room(CUstream stream, uint64_t blocks)
 	nt_collector_room_wait(0, nt_now_s() - t0);
 }
 
+/* While a graph launch's nodes are decided, no window opens at one of
+ * them when its exec could have been pointed at twins at the launch's
+ * entry: it opens at a later entry instead (nt_sampling_hold).  Set at
+ * each launch's entry, for the calls' order; `held` spares the plain
+ * launches the collector's lock. */
+static void hold_open(CUgraphExec exec, int graph)
+{
+	static int held;
+	int hold = graph && exec && nt_san_twin_wanted(exec, 1);
+
+	if (hold != __atomic_load_n(&held, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&held, hold, __ATOMIC_RELAXED);
+		nt_collector_hold_open(hold);
+	}
+}
+
 static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t blocks)
 {
 	const struct nt_cuda *cu;
@@ -499,6 +515,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
+	hold_open(exec, graph);
 	if (!graph && !tl.launch)
 		wait_for_room(stream, blocks);
 	if (!switching)

@@ -880,6 +880,41 @@ static void test_open_ahead(void **state)
 		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_CLOSE);
 	nt_sampling_free(s);
+	/* held, no decision opens a window (nor its next phase) under a
+	 * policy that opens ahead; a window open closes as it would, or
+	 * goes on into the next at once where budget= allows */
+	s = parse_ok("window=2,skip=1,budget=50");
+	nt_sampling_hold(s, 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_true(nt_sampling_open_ahead(s, 1, 0.0));
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);	/* the next */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_CLOSE);	/* 1 s of 1 */
+	nt_sampling_window_done(s, 1.0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.0), 0);
+	nt_sampling_hold(s, 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+	s = parse_ok("window=2,skip=1,budget=50");
+	nt_sampling_phases(s, 2);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_hold(s, 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_CLOSE);	/* the first phase */
+	nt_sampling_window_done(s, 0.0);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);	/* not the second */
+	assert_true(nt_sampling_open_ahead(s, 1, 0.0));
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
+	/* other policies pick per kernel and open at a decision: no hold */
+	s = parse_ok("first=1");
+	nt_sampling_hold(s, 1);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_free(s);
 	/* nothing more to trace */
 	s = parse_ok("none");
 	assert_false(nt_sampling_opens_next(s, 1, 0.0));
