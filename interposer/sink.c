@@ -622,6 +622,14 @@ static void set_u64(struct nt_sink *s, const char *key, uint64_t v)
 		write_error(s, err.msg);
 }
 
+static void set_text(struct nt_sink *s, const char *key, const char *v)
+{
+	struct nt_err err;
+
+	if (nt_trace_set_meta(s->t, key, v, &err))
+		write_error(s, err.msg);
+}
+
 static void set_seconds(struct nt_sink *s, const char *key, double v)
 {
 	struct nt_err err;
@@ -664,6 +672,9 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "twin_images", run->twin_images);
 	set_u64(s, "twin_image_bytes", run->twin_image_bytes);
 	set_u64(s, "twin_image_kept", run->twin_image_kept);
+	set_u64(s, "twin_refused", run->twin_refused);
+	if (run->twin_refused_names[0])
+		set_text(s, "twin_refused_names", run->twin_refused_names);
 	set_seconds(s, "dark_s", run->dark_s);
 	set_u64(s, "modules", run->modules);
 	set_seconds(s, "module_s", run->module_s);

@@ -43,6 +43,9 @@ struct nt_run_counts {
 	uint64_t twins;				/* instrumented twins loaded */
 	uint64_t twin_images;			/* modules whose cubin was kept for a twin ... */
 	uint64_t twin_image_bytes, twin_image_kept;	/* ... their bytes, and compressed */
+	uint64_t twin_refused;			/* modules a window wanted twins of whose module-scope
+						 * variables stopped it ... */
+	char twin_refused_names[1024];		/* ... their variables' names, the first few, "; " apart */
 	uint64_t kernels_lost;			/* kernels mode: records the file could not keep up with */
 	uint64_t drops_lost;			/* ... drop records likewise */
 	uint64_t room_waits;			/* blocks mode: launches that waited for record space ... */

@@ -109,6 +109,15 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				run->graph_execs_twinned, run->graph_execs_twinned == 1 ? "" : "s", run->twins,
 				run->twins == 1 ? "" : "s", run->twin_images, run->twin_image_kept / 1048576.0,
 				run->twin_image_bytes / 1048576.0);
+		if (run->twin_refused) {
+			int n = (int)strcspn(run->twin_refused_names, ";");
+
+			fprintf(f, "nucatrace: %" PRIu64 " module%s a window wanted a twin of %s module-scope variables "
+				   "(their graph nodes are dropped), such as %.*s%s\n", run->twin_refused,
+				run->twin_refused == 1 ? "" : "s", run->twin_refused == 1 ? "has" : "have", n,
+				run->twin_refused_names,
+				run->twin_refused_names[n] ? " (more in the trace's meta twin_refused_names)" : "");
+		}
 		if (!run->sampling.windows && run->launches)
 			fprintf(f, "nucatrace: no sampling window opened in %" PRIu64 " launches (policy %s); "
 				   "for a short program use --sample all or first=N\n", run->launches, s->sampling);

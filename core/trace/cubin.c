@@ -129,14 +129,26 @@ static int variable_section(const char *name)
 }
 
 /* Objects that hold none of the program's state: the compiler's string
- * literals (assert's and printf's: __unnamed_<n>, $str...) and libcu++'s
+ * literals (assert's and printf's: __unnamed_<n>, $str...), libcu++'s
  * objects, all empty constants (namespace cuda::std: its customization
- * points begin, end..., ignore, in_place; one byte each).  Each of 9
- * PyTorch sm_90 cubins sampled on the H200 had such objects; every one
- * of their symbols printed was one (the listing was cut short). */
-static int stateless_object(const char *name)
+ * points begin, end..., ignore, in_place; one byte each), Thrust's,
+ * CUB's and CuTe's empty objects (thrust::seq, thrust::device,
+ * placeholders, cute::product: size 1 at most), the CUDA math library's
+ * tables (__cudart_i2opi_f, sinf's argument reduction: names reserved to
+ * the toolkit), and a function's static in a constant bank (_ZZ...: no
+ * kernel writes constant memory, and host code cannot name a function's
+ * static).  Each of 9 PyTorch sm_90 cubins sampled on the H200 had the
+ * first two kinds; in its captured training step 28 modules had the
+ * others (FillKernel's thrust::seq, CUTLASS's cp_async_nan<16>
+ * OOB_NAN_F16x8), and with those taken as stateless, 5 (flash
+ * attention's cute::product, __cudart_i2opi_f):
+ * docs/results/2026-12-04-graph-windows.md. */
+static int stateless_object(const char *name, uint64_t size, const char *section)
 {
-	return !strncmp(name, "__unnamed_", 10) || name[0] == '$' || strstr(name, "4cuda3std");
+	return !strncmp(name, "__unnamed_", 10) || name[0] == '$' || strstr(name, "4cuda3std") ||
+	       !strncmp(name, "__cudart_", 9) ||
+	       (size <= 1 && (strstr(name, "6thrust") || strstr(name, "3cub") || strstr(name, "4cute"))) ||
+	       (!strncmp(name, "_ZZ", 3) && !strncmp(section, ".nv.constant", 12));
 }
 
 /* A defined object symbol s: a module-scope variable when its section
@@ -150,7 +162,7 @@ static int note_variable(struct parse *p, const GElf_Sym *s, const char *name)
 	if (GELF_ST_TYPE(s->st_info) != STT_OBJECT || s->st_shndx == SHN_UNDEF || s->st_shndx >= p->shnum ||
 	    !(scn = elf_getscn(p->elf, s->st_shndx)) || !gelf_getshdr(scn, &sh) ||
 	    !(sname = elf_strptr(p->elf, p->shstrndx, sh.sh_name)) || !variable_section(sname) ||
-	    stateless_object(name))
+	    stateless_object(name, s->st_size, sname))
 		return 0;
 	if (!p->c->variables++ && !(p->c->first_variable = strdup(name)))
 		return nt_err_set(p->err, "out of memory");

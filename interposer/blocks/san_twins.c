@@ -88,6 +88,7 @@ struct image {
 	char *variable;		/* ... a module-scope variable's name */
 	CUmodule twin;
 	int twin_failed;
+	int refused;		/* a twin of it was wanted and its variable said no */
 	UT_hash_handle hh;
 };
 
@@ -250,10 +251,15 @@ static CUmodule twin_of(CUmodule mod, const char **why)
 	struct image *im;
 	CUmodule twin = NULL;
 	void *cubin = NULL;
+	char *refused = NULL;	/* its variable, the first time it stops a twin */
 	CUresult r;
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(images, &mod, im);
+	if (im && im->variable && !im->refused) {
+		im->refused = 1;
+		refused = strdup(im->variable);
+	}
 	if (!im)
 		*why = "its module's cubin was not kept (loaded before nucatrace started?)";
 	else if (im->why)
@@ -264,6 +270,9 @@ static CUmodule twin_of(CUmodule mod, const char **why)
 					ZSTD_decompress(cubin, im->size, im->z, im->zsize) != im->size))
 		*why = "out of memory for its module's instrumented twin";
 	pthread_mutex_unlock(&nt_san.lock);
+	if (refused)
+		nt_collector_twin_refused(refused);
+	free(refused);
 	if (twin || *why) {
 		free(cubin);
 		return twin;

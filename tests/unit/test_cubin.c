@@ -137,7 +137,8 @@ static void test_device_launches(void **state)
 	free(im.b);
 }
 
-/* Module-scope variables: four, of every kind; none in the other cubins. */
+/* Module-scope variables: four, of every kind, and a function's static
+ * __device__ one; none in the other cubins. */
 static void test_variables(void **state)
 {
 	struct image im = load("state_sm90");
@@ -145,10 +146,10 @@ static void test_variables(void **state)
 	const char *first = NULL;
 
 	(void)state;
-	assert_int_equal(nt_cubin_variables(c, &first), 4);
+	assert_int_equal(nt_cubin_variables(c, &first), 5);
 	assert_non_null(first);
 	assert_true(!strcmp(first, "table") || !strcmp(first, "counter") || !strcmp(first, "primed") ||
-		    !strcmp(first, "shared_with_host"));
+		    !strcmp(first, "shared_with_host") || !strcmp(first, "_ZZ6countsE5calls"));
 	assert_non_null(nt_cubin_find(c, "stateless"));
 	nt_cubin_free(c);
 	free(im.b);
@@ -158,11 +159,15 @@ static void test_variables(void **state)
 	assert_null(first);
 	nt_cubin_free(c);
 	free(im.b);
-	/* assert's and printf's strings, libcu++'s empty objects: none */
+	/* assert's and printf's strings, libcu++'s, Thrust's and CuTe's
+	 * empty objects, a function's static __constant__ table, the math
+	 * library's table: none */
 	im = load("stateless_sm90");
 	c = parse_ok(&im);
 	assert_int_equal(nt_cubin_variables(c, &first), 0);
 	assert_non_null(nt_cubin_find(c, "libuse"));
+	assert_non_null(nt_cubin_find(c, "thrustuse"));
+	assert_non_null(nt_cubin_find(c, "cuteuse"));
 	nt_cubin_free(c);
 	free(im.b);
 }
