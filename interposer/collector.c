@@ -476,12 +476,13 @@ int nt_collector_open_ahead(int64_t launches)
 	return r;
 }
 
-void nt_collector_hold_open(int on)
+int nt_collector_hold_open(int on)
 {
 	if (!lock_running())
-		return;
+		return 0;
 	nt_sampling_hold(col.sampling, on);
 	pthread_mutex_unlock(&col.lock);
+	return 1;
 }
 
 void nt_collector_window_done(void)
@@ -509,6 +510,17 @@ void nt_collector_twin_image(size_t bytes, size_t compressed)
 	pthread_mutex_unlock(&col.lock);
 }
 
+/* 1 when name is one of list's ("; " apart). */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ';'))
+			return 1;
+	return 0;
+}
+
 void nt_collector_twin_refused(const char *variable)
 {
 	char *names = col.run.twin_refused_names;
@@ -518,8 +530,9 @@ void nt_collector_twin_refused(const char *variable)
 	col.run.twin_refused++;
 	len = strlen(names);
 	room = sizeof(col.run.twin_refused_names) - len;
-	/* whole names only; the count says how many */
-	if (variable && *variable && strlen(variable) + 2 < room)
+	/* whole names, each once (every module of the math library's sinf
+	 * has its table); the count says how many modules */
+	if (variable && *variable && strlen(variable) + 2 < room && !listed(names, variable))
 		snprintf(names + len, room, "%s%s", len ? "; " : "", variable);
 	pthread_mutex_unlock(&col.lock);
 }

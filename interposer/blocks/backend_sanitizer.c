@@ -493,10 +493,8 @@ static void hold_open(CUgraphExec exec, int graph)
 	static int held;
 	int hold = graph && exec && nt_san_twin_wanted(exec, 1);
 
-	if (hold != __atomic_load_n(&held, __ATOMIC_RELAXED)) {
+	if (hold != __atomic_load_n(&held, __ATOMIC_RELAXED) && nt_collector_hold_open(hold))
 		__atomic_store_n(&held, hold, __ATOMIC_RELAXED);
-		nt_collector_hold_open(hold);
-	}
 }
 
 static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t blocks)
