@@ -406,6 +406,34 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 	return nt_sampling_decide_grid(s, mangled, demangled, 0, now);
 }
 
+/* budget= (with spent seconds of a window still open) and window=
+ * allow a new window now. */
+static int may_open(const struct nt_sampling *s, double now, double spent)
+{
+	return budget_allows(s, now, spent) && (!s->window || s->budget || !s->windows);
+}
+
+/* A new window's counts (it is open, or goes on from the last one). */
+static void window_begin(struct nt_sampling *s)
+{
+	s->in_window = 0;
+	s->phase_start = 0;
+	s->window_blocks = 0;
+	s->window_gpu = 0;
+	s->since_traced = 0;
+	s->quota_kernels = 0;
+	s->retry_kernels = 0;
+	s->windows++;
+}
+
+static void start(struct nt_sampling *s, double now)
+{
+	if (!s->started) {
+		s->started = 1;
+		s->t0 = now;
+	}
+}
+
 int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const char *demangled, int64_t blocks,
 			    double now)
 {
@@ -414,10 +442,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 
 	if (s->none || !mangled)
 		return 0;
-	if (!s->started) {
-		s->started = 1;
-		s->t0 = now;
-	}
+	start(s, now);
 	s->launches++;
 	if (!(k = kernel(s, mangled, demangled))) {
 		close = s->open && window_done(s, 0);
@@ -450,8 +475,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 		s->force = 0;
 	}
 	if ((!s->open || close) && !s->resume && pick && (!s->hold || s->open) && s->launches > s->skip &&
-	    budget_allows(s, now, close ? now - s->opened_at : 0) &&
-	    (!s->window || s->budget || !s->windows)) {
+	    may_open(s, now, close ? now - s->opened_at : 0)) {
 		/* a new window; right after the last one, it goes on from it:
 		 * the modules stay patched */
 		if (!close) {
@@ -459,14 +483,7 @@ int nt_sampling_decide_grid(struct nt_sampling *s, const char *mangled, const ch
 			s->opened_at = now;
 		}
 		close = 0;
-		s->in_window = 0;
-		s->phase_start = 0;
-		s->window_blocks = 0;
-		s->window_gpu = 0;
-		s->since_traced = 0;
-		s->quota_kernels = 0;
-		s->retry_kernels = 0;
-		s->windows++;
+		window_begin(s);
 	}
 	if (!s->open || close) {
 		/* Without window=, every launch of the kernel counts. */
@@ -509,8 +526,7 @@ int nt_sampling_opens_next(const struct nt_sampling *s, int64_t n, double now)
 		return 0;
 	if (s->resume)
 		return s->resume == 1;
-	return s->launches + (n > 1 ? n : 1) > s->skip && budget_allows(s, now, 0) &&
-	       (!s->window || s->budget || !s->windows);
+	return s->launches + (n > 1 ? n : 1) > s->skip && may_open(s, now, 0);
 }
 
 void nt_sampling_hold(struct nt_sampling *s, int on)
@@ -522,10 +538,7 @@ int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now)
 {
 	if (!nt_sampling_opens_next(s, n, now))
 		return 0;
-	if (!s->started) {
-		s->started = 1;
-		s->t0 = now;
-	}
+	start(s, now);
 	s->open = 1;
 	s->opened_at = now;
 	if (s->resume) {	/* the window's next phase (as decide() opens it) */
@@ -534,14 +547,7 @@ int nt_sampling_open_ahead(struct nt_sampling *s, int64_t n, double now)
 	}
 	s->phase = 0;
 	s->force = 0;
-	s->in_window = 0;
-	s->phase_start = 0;
-	s->window_blocks = 0;
-	s->window_gpu = 0;
-	s->since_traced = 0;
-	s->quota_kernels = 0;
-	s->retry_kernels = 0;
-	s->windows++;
+	window_begin(s);
 	return 1;
 }
 

@@ -485,13 +485,12 @@ static void wait_for_room(CUstream stream, uint64_t blocks)
 
 /* While a graph launch's nodes are decided, no window opens at one of
  * them when its exec could have been pointed at twins at the launch's
- * entry: it opens at a later entry instead (nt_sampling_hold).  Set at
- * each launch's entry, for the calls' order; `held` spares the plain
- * launches the collector's lock. */
-static void hold_open(CUgraphExec exec, int graph)
+ * entry (hold: it can be): it opens at a later entry instead
+ * (nt_sampling_hold).  Set at each launch's entry, for the calls' order;
+ * `held` spares the plain launches the collector's lock. */
+static void hold_open(int hold)
 {
 	static int held;
-	int hold = graph && exec && nt_san_twin_wanted(exec, 1);
 
 	if (hold != __atomic_load_n(&held, __ATOMIC_RELAXED) && nt_collector_hold_open(hold))
 		__atomic_store_n(&held, hold, __ATOMIC_RELAXED);
@@ -504,8 +503,9 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	/* a window open, or one that may open here: after the close that
 	 * switch_before_launch() does (a phase's, whose next phase opens at
 	 * once), or at the next launch (point_at_twins decides) */
-	int closing = nt_inflight_close_wanted(&inflight),
-	    nodes = graph && exec ? nt_san_twin_wanted(exec, closing) : 0,
+	int pointed = 0, closing = nt_inflight_close_wanted(&inflight),
+	    twinnable = graph && exec ? nt_san_twin_wanted(exec, &pointed) : 0,
+	    nodes = closing || !pointed ? twinnable : 0,
 	    twin = nodes && (closing || nt_collector_window_open() || nt_collector_would_open(nodes)),
 	    switching = closing || twin ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
@@ -513,7 +513,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
-	hold_open(exec, graph);
+	hold_open(twinnable > 0);
 	if (!graph && !tl.launch)
 		wait_for_room(stream, blocks);
 	if (!switching)

@@ -242,8 +242,9 @@ int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_
  * (before a window's modules are unpatched): 0, or -1 when one stays
  * pointed.  nt_san_twin_own(): 1 while this thread makes a driver call of
  * our own (the callbacks leave it alone).  nt_san_twin_wanted(): the
- * kernel nodes of exec's graph when exec could be pointed now
- * (after_close: once a window's close pointed every exec back), else 0.
+ * kernel nodes of exec's graph when exec can be pointed at twins (0:
+ * never), and whether it is now (*pointed; a window's close points every
+ * exec back).
  * nt_san_twin_why(): why mod
  * can have no twin when that is its module-scope variables, else NULL
  * (nt_san.lock held). */
@@ -255,7 +256,7 @@ void nt_san_twin_exec_kernel_set(CUgraphExec exec, CUgraphNode node, const CUDA_
 void nt_san_twin_exec_changed(CUgraphExec exec);
 void nt_san_twin_exec_changing(CUgraphExec exec);
 void nt_san_twin_exec_gone(CUgraphExec exec);
-int nt_san_twin_wanted(CUgraphExec exec, int after_close);
+int nt_san_twin_wanted(CUgraphExec exec, int *pointed);
 const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec);
 int nt_san_twin_any_pointed(void);
 int nt_san_twin_point_back_all(void);

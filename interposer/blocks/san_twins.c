@@ -561,16 +561,17 @@ static int collect(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg
 	return 0;
 }
 
-int nt_san_twin_wanted(CUgraphExec exec, int after_close)
+int nt_san_twin_wanted(CUgraphExec exec, int *pointed)
 {
 	struct texec *e;
-	int wanted;
+	int nodes;
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(texecs, &exec, e);
-	wanted = e && e->clone && (after_close || !e->pointed) ? (int)e->nodes : 0;
+	nodes = e && e->clone ? (int)e->nodes : 0;
+	*pointed = e && e->pointed;
 	pthread_mutex_unlock(&nt_san.lock);
-	return wanted;
+	return nodes;
 }
 
 const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
