@@ -232,6 +232,12 @@ $(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c tests/gpu/subscribe.h inter
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
+# A stand-in for libsanitizer-public.so (NUCATRACE_SANITIZER_LIB) that
+# times each entry point and callback: where the interposer's host time goes.
+$(BUILD)/tests/gpu/santime.so: tests/gpu/santime.c interposer/blocks/sanitizer_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
+
 # LD_PRELOAD it beside libnucatrace.so; kill -USR2 writes every thread's
 # stack (for hung GPU checks: the device has no debugger).
 $(BUILD)/tests/gpu/stackdump.so: tests/gpu/stackdump.c

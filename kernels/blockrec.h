@@ -97,15 +97,18 @@ struct nt_launch_desc {
  * CUDA graph kernel nodes (interposer/blocks/san_nodes.c).  Every node of one
  * kernel in a graph launch takes the same per-function data, the value
  * it has when the graph is queued, so for graph nodes that data is a
- * table's descriptor: the block's own descriptor is the one filed under
- * its grid's %gridid + 1 (unique among the node launches of one graph
- * launch), found by open addressing from slot
- * ((%gridid + 1) * NT_NODE_HASH) >> node_shift, probing upwards; an empty
- * key (0) or a NULL descriptor: the node launch records nothing.
+ * table's descriptor, one table per graph exec: the block's own
+ * descriptor is the one its table holds under its grid's %gridid + 1
+ * (unique among the node launches of one graph launch), found by open
+ * addressing from slot ((%gridid + 1) * NT_NODE_HASH) >> node_shift,
+ * probing upwards.  The entry holds the descriptor itself (one copy
+ * from the host a traced node); an empty key (0), or a descriptor naming
+ * another grid (the host's "none": grid ~0): the node launch records
+ * nothing.
  */
 struct nt_node_entry {
 	unsigned long long key;			/* %gridid + 1; 0: empty */
-	const struct nt_launch_desc *desc;
+	struct nt_launch_desc desc;
 };
 
 #define NT_NODE_HASH 0x9e3779b97f4a7c15ull
@@ -142,7 +145,7 @@ NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc
 			if (!k || k == key)
 				break;
 		}
-		d = d->nodes[i].key == key ? d->nodes[i].desc : 0;
+		d = d->nodes[i].key == key ? &d->nodes[i].desc : 0;
 	}
 	return d && d->grid == gridid ? d : 0;
 }

@@ -114,6 +114,8 @@ static _Thread_local struct {
 	int exec_seen;		/* ... its exec's launch id noted */
 	CUfunction *data;	/* functions given per-function data in it */
 	int n_data, cap_data;
+	const void *table;	/* ... the node table they were given */
+	int untabled;		/* ... a node's entry could not be cleared: none */
 	CUgraphExec exec;	/* the graph launch's */
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
@@ -688,6 +690,8 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 		tl.made_exec = NULL;
 		return 1;
 	}
+	if (exec)	/* its nodes' grid ids may change */
+		nt_san_nodes_exec_changed(exec);
 	if (ret && *ret == CUDA_SUCCESS) {
 		relax();	/* the driver queries, and a module a kernel's may load */
 		if (made && *made) {
@@ -859,7 +863,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */
 	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
-			      l->grid[0], l->grid[1], done, lt.entry_only, !tl.graph || !tl.took, &why)))
+			      l->grid[0], l->grid[1], done, lt.entry_only, !tl.graph || !tl.took, !tl.graph, &why)))
 		return why;
 	rec = nt_san_hold_records(h, &tag);
 	if ((why = set_data(d, nt_san_hold_desc(h)))) {
@@ -1000,29 +1004,58 @@ static nt_san_stream node_stream(const struct nt_san_launch_data *d)
 	return d->hApiStream ? d->hApiStream : d->hStream;
 }
 
-/* A node launch's data (san_nodes.c): desc filed under its gridId in the
- * table of its exec and kernel, which becomes the kernel's per-function
- * data. */
+/* No kernel is handed a node table in this graph launch (a node's entry
+ * could not be cleared: the table would hand it a stale descriptor). */
+static void untable(void)
+{
+	for (int i = 0; i < tl.n_data; i++)
+		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
+	tl.n_data = 0;
+	tl.untabled = 1;
+}
+
+/* A kernel node of this thread's graph launch is not traced: its entry
+ * in the exec's node table (san_nodes.c) back to none.  Not in a launch
+ * on another stream than the exec's last, which hands no table out
+ * (node_data), and whose wait would not wait for that last launch. */
+static void node_untraced(const struct nt_san_launch_data *d)
+{
+	if (tl.graph_lock && !tl.moved && !tl.untabled &&
+	    nt_san_node_clear(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, &tl.synced))
+		untable();
+}
+
+/* A node launch's data (san_nodes.c): its descriptor, filed under its
+ * gridId in the table of its exec, which becomes the kernel's
+ * per-function data. */
 static const char *node_data(const struct nt_san_launch_data *d, const void *desc)
 {
 	const char *why;
 	const void *table;
-	int set;
+	int given = 0;
 
 	if (!desc) {	/* filed in this launch, not traced after all */
-		if (nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId, 0))
-			function_data(d->function, NULL);	/* none of its nodes records */
+		node_untraced(d);
 		return NULL;
 	}
 	if (tl.moved)
 		return "its graph exec was launched on another stream than at its last launch "
 		       "(the two launches' node records could mix)";
-	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId,
-				 desc, &tl.synced, &set, &why);
+	if (tl.untabled)
+		return "a node not traced in its graph launch could not be cleared from its exec's node table";
+	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, desc, &tl.synced,
+				 &why);
 	if (!table)
 		return why;
-	if (set && function_data(d->function, table)) {
-		nt_san_node_unfile(tl.exec, tl.launch_id, d->function, node_stream(d), d->gridId, 1);
+	if (table != tl.table) {	/* the table grew: the kernels given it take the new one */
+		for (int i = 0; i < tl.n_data; i++)
+			nt_san.sanitizerSetCallbackData(tl.data[i], table);
+		tl.table = table;
+	}
+	for (int i = 0; i < tl.n_data; i++)
+		given |= tl.data[i] == d->function;
+	if (!given && function_data(d->function, table)) {
+		node_untraced(d);
 		return "cannot pass the record buffer to the launch";
 	}
 	return NULL;
@@ -1033,6 +1066,8 @@ static void graph_end(void)
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
 	tl.n_data = 0;
+	tl.table = NULL;
+	tl.untabled = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
 	tl.graph_lock = 0;
@@ -1070,7 +1105,8 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 		return;
 	tl.graph = 1;
 	tl.exec = g->graphExec;
-	tl.synced = tl.took = 0;
+	tl.synced = tl.took = tl.untabled = 0;
+	tl.table = NULL;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another
@@ -1155,8 +1191,11 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		if (why)
 			dropped(seq, &l, why);
 	}
-	if ((!(flags & NT_SAMPLE_TRACE) || why) && any_patched())
-		node_without_data(d);
+	if (!(flags & NT_SAMPLE_TRACE) || why) {
+		node_untraced(d);
+		if (any_patched())
+			node_without_data(d);
+	}
 }
 
 static void module_loaded(const struct nt_san_module_data *d)

@@ -38,6 +38,8 @@
 #include "sanitizer_abi.h"
 #include "util/err.h"
 
+struct nt_launch_desc;
+
 struct nt_san {
 	void *lib;
 #define NT_SAN(name, params) nt_san_result (*name) params;
@@ -109,13 +111,14 @@ int nt_san_unpatch_all(void);
 void nt_san_context_destroyed(CUcontext ctx);
 /* A record run for a traced launch of `blocks` blocks on ctx, its
  * descriptor (naming the launch's grid id, kernels/blockrec.h) copied on
- * stream: may wait up to nt_san.cfg.wait_s for room, when may_wait and
+ * stream when upload (a graph node's goes into its exec's table instead,
+ * san_nodes.c): may wait up to nt_san.cfg.wait_s for room, when may_wait and
  * the policy waits (nt_collector_waits: else the window closes and the
  * launch is dropped), nt_san.lock not held.  The hold for nt_collector_traced(), or NULL
  * with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
-				int may_wait, const char **why);
+				int may_wait, int upload, const char **why);
 /* With an event `done` (san_fetch.c), the blocks write their records to
  * the run's device copy, copied to its host records once done has
  * passed; the hold owns the event from then on (given back at release).
@@ -130,27 +133,31 @@ int nt_san_hold_fetch(void *hold);
  * now, or never can (nt_recpool_room); 0 when it would wait. */
 int nt_san_room(CUcontext ctx, uint32_t blocks);
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
+/* The descriptor: in device memory when uploaded, else the host's copy. */
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
 void nt_san_release(void *hold);
 
 /* san_nodes.c: graph kernel nodes' data (kernels/blockrec.h), called by
  * the thread that holds the backend's graph_lock, nt_san.lock not held.
- * For the traced node launch of f with grid gridid in launch `launch` of
- * graph exec exec on stream: desc filed in the table of exec and f (after
- * waiting for the stream when the table still holds an earlier launch's
- * descriptors; *synced: 0 at a graph launch's begin, 1 once its stream
- * was waited for); the table's descriptor, to be f's per-function data
- * (*set: 1 when it must be set now), or NULL with the reason in *why. */
-const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
-			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
-			     const char **why);
-/* A node filed in this launch is not traced after all: its entry back to
- * none (unhand: and the table was not made the kernel's data: the next
- * node filed sets it).  -1 when that failed (the kernel's data must then
- * be none). */
-int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
-		       uint64_t gridid, int unhand);
+ * *synced: 0 at a graph launch's begin, 1 once its stream was waited for
+ * (the first write into a table that an earlier launch was handed waits).
+ * For the traced node launch with grid gridid in launch `launch` of graph
+ * exec exec on stream: desc (the host's, nt_san_hold_desc) filed in
+ * exec's table; the table's descriptor, to be the per-function data of
+ * every kernel with a node traced in this launch (a table that grew is a
+ * new one: the kernels given the old one in this launch must take it), or
+ * NULL with the reason in *why. */
+const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
+			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const char **why);
+/* A node not traced in this launch (or filed, and not traced after all):
+ * its entry back to none, when it holds a descriptor.  -1 when that
+ * failed (no kernel may then be handed the table in this launch). */
+int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream, uint64_t gridid,
+		      int *synced);
+/* exec was updated in place: its nodes' grid ids may have changed, and
+ * its table is emptied before the next launch writes it. */
+void nt_san_nodes_exec_changed(CUgraphExec exec);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
 /* exec's handle now names another exec: the old one's tables go (their

@@ -40,6 +40,8 @@ struct nt_san_hold {
 	CUevent done;
 	int ended, fetched;	/* fetched: atomic */
 	int entry_only;		/* its records are struct nt_entry_rec */
+	int uploaded;		/* desc copied to run.desc (else a graph node's: san_nodes.c) */
+	struct nt_launch_desc desc;
 	/* records on the device and not yet fetched: in the list unfetched
 	 * (nt_san.lock); claimed (atomic, set under the lock) by the thread
 	 * fetching them, the collector's or a launch's waiting for room */
@@ -209,13 +211,12 @@ static int fetch_help(CUcontext ctx);
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
-				int may_wait, const char **why)
+				int may_wait, int upload, const char **why)
 {
 	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
 	int waited = 0, marked = 0;
 	enum nt_recpool_status st;
-	struct nt_launch_desc desc;
 
 	if (!h) {
 		*why = "out of memory";
@@ -276,8 +277,9 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		h->done = done;
 		h->ended = done ? END_UNCOMMITTED : END_MARKED;
 		h->entry_only = entry_only;
-		fill_desc(&desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
-		if (!nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &desc, sizeof(desc), stream)) {
+		fill_desc(&h->desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
+		h->uploaded = upload;
+		if (!upload || !nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &h->desc, sizeof(h->desc), stream)) {
 			if (done) {
 				pthread_mutex_lock(&nt_san.lock);
 				h->next = unfetched;
@@ -306,7 +308,7 @@ const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold
 
 const void *nt_san_hold_desc(const struct nt_san_hold *h)
 {
-	return h->run.desc;
+	return h->uploaded ? (const void *)h->run.desc : (const void *)&h->desc;
 }
 
 void nt_san_release(void *hold)

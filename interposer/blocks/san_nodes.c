@@ -4,26 +4,36 @@
  * has when the graph is queued: on the H200 two nodes of one kernel got
  * the data the second was given, and per-launch data set in a node's
  * callback did no better (docs/results/2026-12-01-graph-nodes-noise.md).  So a
- * traced node launch's data is a table, one per graph exec and kernel,
- * in device memory: from the node's %gridid + 1, which a graph launch's
- * node launches do not share, to that launch's descriptor (NULL: it
- * records nothing).  A node's %gridid is the same at every launch of its
- * exec, so the table keeps its keys from launch to launch.
+ * traced node launch's data is a table, one per graph exec, in device
+ * memory: from the node's %gridid + 1, which a graph launch's node
+ * launches do not share, to that launch's descriptor, held in the entry
+ * itself.  A node's %gridid is the same at every launch of its exec, so
+ * the table keeps its keys from launch to launch; an update of the exec
+ * may give its nodes new ones, and the next launch then empties the
+ * table first (nt_san_nodes_exec_changed).
  *
- * A graph launch hands a table out (it becomes the kernel's per-function
- * data) only when one of the kernel's nodes is traced in it; the other
- * launches leave it alone, and their nodes of the kernel find no data.
- * Entries are copied on the launch's stream, and that copy is not ordered
- * after the exec's last launch, which may still read them: on the H200,
- * rewriting entries while it ran gave 51 of its 100 launches of one node
- * records of no warps (session 10, run 5).  So the first time a launch
- * hands out a table that still holds descriptors of an earlier launch, it
- * waits for its stream (once per graph launch), then empties every entry
- * (a node not traced in this launch must find none), then files its
- * node's.  The exec's launches run one after another, so waiting for the
- * stream waits for the last one only when it was on the same stream: the
- * caller does not trace the nodes of a launch on another stream than the
- * exec's last.  Launches that trace nothing never wait.
+ * A graph launch hands the table out (it becomes the per-function data
+ * of each kernel with a node traced in it); the other launches leave it
+ * alone, and their nodes find no data.  Entries are copied on the
+ * launch's stream, and that copy is not ordered after the exec's last
+ * launch, which may still read them: on the H200, rewriting entries while
+ * it ran gave 51 of its 100 launches of one node records of no warps
+ * (session 10, run 5).  So the first time a launch writes a table that an
+ * earlier launch was handed, it waits for its stream (once per graph
+ * launch).  The exec's launches run one after another, so waiting for
+ * the stream waits for the last one only when it was on the same stream:
+ * the caller does not trace the nodes of a launch on another stream than
+ * the exec's last.  Launches that write nothing never wait.
+ *
+ * A node not traced in a launch that hands the table out must find no
+ * descriptor: every kernel node of a launch has its callback before the
+ * launch is queued, and the caller clears the entry of each node it does
+ * not trace (nt_san_node_clear), a copy only when the entry holds one.
+ * So a launch that traces every node of its exec costs one copy a node
+ * (session 29's design emptied each table at each launch and copied the
+ * descriptor apart: three copies a node, about 3.5 us each on the H200,
+ * two thirds of a traced node's host time:
+ * docs/results/2026-12-04-node-cost.md).
  *
  * Called by the one thread that traces graph nodes at a time (the
  * backend's graph_lock); the mutex guards the tables against
@@ -43,11 +53,6 @@
 
 #include "kernels/blockrec.h"
 
-struct table_key {
-	CUgraphExec exec;
-	CUfunction f;
-};
-
 /* A device block: the table's descriptor, then its entries. */
 struct block {
 	CUcontext ctx;
@@ -57,10 +62,11 @@ struct block {
 };
 
 struct table {
-	struct table_key key;
+	CUgraphExec exec;	/* the key */
 	CUcontext ctx;
-	uint32_t launch;	/* the exec's launch that last handed it out */
-	int handed;		/* ... and set it as per-function data */
+	uint32_t launch;	/* the exec's launch that last wrote it */
+	int handed;		/* ... and handed it out */
+	int changed;		/* the exec was updated: its keys may be stale */
 	unsigned bits, n;	/* 2^bits entries, n keys */
 	unsigned live;		/* entries with a descriptor */
 	struct nt_node_entry *host;	/* what the device block holds */
@@ -76,6 +82,11 @@ static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
 	return (struct nt_node_entry *)(dev + 1);
+}
+
+static int filed(const struct nt_node_entry *e)
+{
+	return e->key && e->desc.grid == e->key - 1;
 }
 
 /* The slot of key in host (2^bits entries): its own, or the empty one
@@ -136,12 +147,12 @@ fail:
 	return -1;
 }
 
-/* t of key k, made when missing (mutex held); NULL: out of memory. */
-static struct table *table_of(const struct table_key *k, CUcontext ctx)
+/* exec's table, made when missing (mutex held); NULL: out of memory. */
+static struct table *table_of(CUgraphExec exec, CUcontext ctx)
 {
 	struct table *t;
 
-	HASH_FIND(hh, tables, k, sizeof(*k), t);
+	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
 	if (t && t->ctx != ctx) {	/* an exec handle reused in another context */
 		HASH_DEL(tables, t);
 		free(t->host);
@@ -149,34 +160,32 @@ static struct table *table_of(const struct table_key *k, CUcontext ctx)
 		t = NULL;
 	}
 	if (!t && (t = calloc(1, sizeof(*t)))) {
-		t->key = *k;
+		t->exec = exec;
 		t->ctx = ctx;
-		HASH_ADD(hh, tables, key, sizeof(*k), t);
+		HASH_ADD(hh, tables, exec, sizeof(exec), t);
 	}
 	return t;
 }
 
 /* Write entry i of t (mutex held): 0, or -1 with nothing changed. */
-static int put(struct table *t, unsigned i, struct nt_node_entry e, nt_san_stream stream)
+static int put(struct table *t, unsigned i, const struct nt_node_entry *e, nt_san_stream stream)
 {
-	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev) + i, &e, sizeof(e), stream))
+	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev) + i, (void *)e, sizeof(*e), stream))
 		return -1;
 	t->n += !t->host[i].key;
-	t->live += (e.desc != NULL) - (t->host[i].desc != NULL);
-	t->host[i] = e;
+	t->live += filed(e) - filed(&t->host[i]);
+	t->host[i] = *e;
 	return 0;
 }
 
-/* Every entry of t without its descriptor (mutex held): 0 or -1. */
+/* Every entry of t without its key (mutex held): 0 or -1. */
 static int empty(struct table *t, nt_san_stream stream)
 {
 	size_t n = (size_t)1 << t->bits;
-	struct nt_node_entry *img = malloc(n * sizeof(*img));
+	struct nt_node_entry *img = calloc(n, sizeof(*img));
 
 	if (!img)
 		return -1;
-	/* keys too: node grid ids an exec update replaced would fill it */
-	memset(img, 0, n * sizeof(*img));
 	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev), img, n * sizeof(*img), stream)) {
 		free(img);
 		return -1;
@@ -187,59 +196,67 @@ static int empty(struct table *t, nt_san_stream stream)
 	return 0;
 }
 
-const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, CUfunction f,
-			     nt_san_stream stream, uint64_t gridid, const void *desc, int *synced, int *set,
-			     const char **why)
+/* t (of key k, mutex held) ready to be written in launch `launch`: once
+ * per launch, the stream waited for when an earlier launch was handed it
+ * (the mutex let go meanwhile: t is looked up again), and emptied when
+ * its exec changed.  t, or NULL with *why set. */
+static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, uint32_t launch,
+			    nt_san_stream stream, int *synced, const char **why)
 {
-	struct table_key k = { exec, f };
-	struct nt_node_entry e = { gridid + 1, desc };
+	if (!t->dev || t->launch == launch)
+		return t;
+	if (t->handed && !*synced) {
+		pthread_mutex_unlock(&lock);
+		if (nt_san.sanitizerStreamSynchronize(stream)) {
+			pthread_mutex_lock(&lock);
+			*why = "cannot wait for its graph exec's last launch";
+			return NULL;
+		}
+		*synced = 1;
+		pthread_mutex_lock(&lock);
+		*why = "out of memory";
+		if (!(t = table_of(exec, ctx)))	/* forgotten meanwhile: made again */
+			return NULL;
+		if (!t->dev || t->launch == launch)
+			return t;
+	}
+	if (t->changed && t->n && empty(t, stream)) {
+		*why = "cannot pass the record buffer to the launch";
+		return NULL;
+	}
+	t->changed = 0;
+	t->launch = launch;
+	t->handed = 0;
+	return t;
+}
+
+const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
+			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const char **why)
+{
+	struct nt_node_entry e = { .key = gridid + 1, .desc = *desc };
 	const void *data = NULL;
 	struct table *t;
 	unsigned i;
 
-	*set = 0;
 	*why = "out of memory";
 	if (!e.key) {
 		*why = "its grid id is out of range";
 		return NULL;
 	}
 	pthread_mutex_lock(&lock);
-	if (!(t = table_of(&k, ctx)))
+	if (!(t = table_of(exec, ctx)) || !(t = settle(t, ctx, exec, launch, stream, synced, why)))
 		goto out;
-	if (t->dev && t->launch != launch && (t->live || t->handed) && !*synced) {
-		/* The exec's last launch may still read the entries (also when
-		 * its descriptors were taken back: it has the table). */
-		pthread_mutex_unlock(&lock);
-		if (nt_san.sanitizerStreamSynchronize(stream)) {
-			*why = "cannot wait for its graph exec's last launch";
-			return NULL;
-		}
-		*synced = 1;
-		pthread_mutex_lock(&lock);
-		if (!(t = table_of(&k, ctx)))	/* forgotten meanwhile: made again */
-			goto out;
-	}
-	if (t->dev && t->launch != launch) {	/* its first handout in this launch */
-		if ((t->live || t->n) && empty(t, stream)) {
-			*why = "cannot pass the record buffer to the launch";
-			goto out;
-		}
-		t->launch = launch;
-		t->handed = 0;
-	}
 	i = t->dev ? find(t->host, t->bits, e.key) : 0;
 	if (!t->dev || (!t->host[i].key && 2 * (t->n + 1) > 1u << t->bits)) {
 		if (grow(t, t->dev ? t->bits + 1 : 3, stream, why))
 			goto out;
 		t->launch = launch;
-		t->handed = 0;	/* a new block: set it again */
 		i = find(t->host, t->bits, e.key);
 	}
-	if (put(t, i, e, stream)) {
+	if (put(t, i, &e, stream)) {
 		*why = "cannot pass the record buffer to the launch";
 		goto out;
 	}
-	*set = !t->handed;
 	t->handed = 1;
 	data = t->dev;
 out:
@@ -247,25 +264,41 @@ out:
 	return data;
 }
 
-int nt_san_node_unfile(CUgraphExec exec, uint32_t launch, CUfunction f, nt_san_stream stream,
-		       uint64_t gridid, int unhand)
+int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream, uint64_t gridid,
+		      int *synced)
 {
-	struct table_key k = { exec, f };
+	struct nt_node_entry e = { .key = gridid + 1, .desc = { .grid = ~0ull } };
+	const char *why;
 	struct table *t;
+	unsigned i;
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	HASH_FIND(hh, tables, &k, sizeof(k), t);
-	if (t && t->dev && t->launch == launch) {
-		unsigned i = find(t->host, t->bits, gridid + 1);
-
-		if (t->host[i].desc)
-			ret = put(t, i, (struct nt_node_entry){ gridid + 1, NULL }, stream);
-		if (unhand)
-			t->handed = 0;
-	}
+	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
+	if (!t || !t->dev || t->ctx != ctx || !t->live || !e.key)
+		goto out;
+	i = find(t->host, t->bits, e.key);
+	if (!filed(&t->host[i]))
+		goto out;
+	ret = -1;
+	if (!(t = settle(t, ctx, exec, launch, stream, synced, &why)))
+		goto out;
+	i = find(t->host, t->bits, e.key);	/* (emptied, or another table) */
+	ret = t->dev && filed(&t->host[i]) ? put(t, i, &e, stream) : 0;
+out:
 	pthread_mutex_unlock(&lock);
 	return ret;
+}
+
+void nt_san_nodes_exec_changed(CUgraphExec exec)
+{
+	struct table *t;
+
+	pthread_mutex_lock(&lock);
+	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
+	if (t)
+		t->changed = 1;
+	pthread_mutex_unlock(&lock);
 }
 
 void nt_san_nodes_forget(CUcontext ctx)
@@ -302,7 +335,7 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.exec == exec) {
+		if (t->exec == exec) {
 			HASH_DEL(tables, t);
 			free(t->host);
 			free(t);

@@ -454,6 +454,7 @@ static CUresult update(CUgraphExec exec, CUgraph clone)
 	own = 1;
 	r = tc.cuGraphExecUpdate(exec, clone, &info);
 	own = 0;
+	nt_san_nodes_exec_changed(exec);	/* its nodes' grid ids may change */
 	return r;
 }
 
