@@ -3,6 +3,7 @@
 #include "analysis/structure.h"
 #include "map/map.h"
 #include "util/rng.h"
+#include "util/sort.h"
 
 #include <limits.h>
 #include <math.h>
@@ -22,13 +23,6 @@ static int cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n-1], n > 0; sorts v. */
-static double median_sort(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /*
@@ -85,7 +79,7 @@ int nt_attrib_sm_medians(const struct nt_attrib_block *b, size_t n, int n_sm, in
 
 				tmp[i] = pass ? x->cycles : x->ns;
 			}
-			dst[s] = k ? median_sort(tmp, k) : NAN;
+			dst[s] = k ? nt_median_double(tmp, k) : NAN;
 		}
 	}
 	ret = 0;
@@ -266,7 +260,7 @@ static double ts_intercept(const double *x, const double *y, int m, double slope
 {
 	for (int k = 0; k < m; k++)
 		tmp[k] = y[k] - slope * x[k];
-	return median_sort(tmp, m);
+	return nt_median_double(tmp, m);
 }
 
 static void fit_init(struct nt_kernel_fit *f)
@@ -497,10 +491,10 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 			continue;
 		for (size_t i = 0; i < k; i++)
 			w.tmp[i] = b[w.idx[w.start[s] + i]].ns;
-		w.yn[m] = median_sort(w.tmp, k);
+		w.yn[m] = nt_median_double(w.tmp, k);
 		for (size_t i = 0; i < k; i++)
 			w.tmp[i] = b[w.idx[w.start[s] + i]].cycles;
-		w.yc[m] = median_sort(w.tmp, k);
+		w.yc[m] = nt_median_double(w.tmp, k);
 		w.x[m] = lat[s];
 		w.sm_of[m++] = s;
 		used += k;
@@ -528,7 +522,7 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 			for (size_t i = w.start[s]; i < w.start[s + 1]; i++)
 				w.tmp[k++] = pass ? b[w.idx[i]].cycles : b[w.idx[i]].ns;
 		}
-		*(pass ? &fit->median_cyc : &fit->median_ns) = median_sort(w.tmp, k);
+		*(pass ? &fit->median_cyc : &fit->median_ns) = nt_median_double(w.tmp, k);
 	}
 	if (!(fit->median_ns > 0)) {	/* no effect can be a share of no time */
 		snprintf(fit->reason, sizeof(fit->reason), "the blocks used take a median of %g ns",

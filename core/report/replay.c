@@ -543,35 +543,6 @@ derived:
 	return 0;
 }
 
-/* The k-th smallest of v[0..n-1], k < n; reorders v (Wirth's select). */
-static double kth(double *v, size_t n, size_t k)
-{
-	long long l = 0, m = (long long)n - 1, kk = (long long)k;
-
-	while (l < m) {
-		double x = v[kk];
-		long long i = l, j = m;
-
-		do {
-			while (v[i] < x)
-				i++;
-			while (x < v[j])
-				j--;
-			if (i <= j) {
-				double t = v[i];
-
-				v[i++] = v[j];
-				v[j--] = t;
-			}
-		} while (i <= j);
-		if (j < kk)
-			l = i;
-		if (kk < i)
-			m = j;
-	}
-	return v[kk];
-}
-
 /* How far the measured replay's block starts (st[], from 0) fall from
  * the recorded ones (t_start_ns - t0): the median and 90th percentile of
  * |difference|, as shares of the measured makespan.  Overwrites st. */
@@ -581,8 +552,8 @@ static void start_errors(const struct nt_replay_input *in, double *st, int64_t t
 
 	for (size_t i = 0; i < n; i++)
 		st[i] = fabs(st[i] - (double)(in->blocks[i].t_start_ns - t0));
-	r->start_err_pct = pct(kth(st, n, (n - 1) / 2), r->measured_ns);
-	r->start_err_p90_pct = pct(kth(st, n, (size_t)((double)(n - 1) * 0.9)), r->measured_ns);
+	r->start_err_pct = pct(nt_kth_double(st, n, (n - 1) / 2), r->measured_ns);
+	r->start_err_p90_pct = pct(nt_kth_double(st, n, (size_t)((double)(n - 1) * 0.9)), r->measured_ns);
 }
 
 int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out, struct nt_err *err)

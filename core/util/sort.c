@@ -25,3 +25,44 @@ void nt_sort_u64(uint64_t *v, uint64_t *tmp, size_t n)
 		memcpy(v, tmp, n * sizeof(*v));
 	}
 }
+
+double nt_kth_double(double *v, size_t n, size_t k)
+{
+	long long l = 0, m = (long long)n - 1, kk = (long long)k;
+
+	while (l < m) {
+		double x = v[kk];
+		long long i = l, j = m;
+
+		do {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		} while (i <= j);
+		if (j < kk)
+			l = i;
+		if (kk < i)
+			m = j;
+	}
+	return v[kk];
+}
+
+double nt_median_double(double *v, size_t n)
+{
+	size_t h = n / 2;
+	double hi = nt_kth_double(v, n, h), lo;
+
+	if (n % 2)
+		return hi;
+	lo = v[0];
+	for (size_t i = 1; i < h; i++)
+		lo = v[i] > lo ? v[i] : lo;
+	return 0.5 * (lo + hi);
+}
