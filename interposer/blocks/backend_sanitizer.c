@@ -113,9 +113,10 @@ static _Thread_local struct {
 	int conditional;	/* ... a conditional node seen in it */
 	int exec_seen;		/* ... its exec's launch id noted */
 	CUfunction *data;	/* functions given per-function data in it */
+	const void **tables;	/* ... the node table each was given */
 	int n_data, cap_data;
-	const void *table;	/* ... the node table they were given */
 	int untabled;		/* ... a node's entry could not be cleared: none */
+	int capturing;		/* ... its stream capturing: 1, not: 0, not asked yet: -1 */
 	CUgraphExec exec;	/* the graph launch's */
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
@@ -986,14 +987,18 @@ static int function_data(CUfunction f, const void *data)
 	if (tl.n_data == tl.cap_data) {
 		int cap = tl.cap_data ? 2 * tl.cap_data : 16;
 		CUfunction *more = realloc(tl.data, (size_t)cap * sizeof(*more));
+		const void **tabs = more ? realloc(tl.tables, (size_t)cap * sizeof(*tabs)) : NULL;
 
-		if (!more) {
+		if (more)
+			tl.data = more;
+		if (!tabs) {
 			nt_san.sanitizerSetCallbackData(f, NULL);
 			return -1;
 		}
-		tl.data = more;
+		tl.tables = tabs;
 		tl.cap_data = cap;
 	}
+	tl.tables[tl.n_data] = data;
 	tl.data[tl.n_data++] = f;
 	return 0;
 }
@@ -1020,8 +1025,17 @@ static void untable(void)
  * (node_data), and whose wait would not wait for that last launch. */
 static void node_untraced(const struct nt_san_launch_data *d)
 {
-	if (tl.graph_lock && !tl.moved && !tl.untabled &&
-	    nt_san_node_clear(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, &tl.synced))
+	if (!tl.graph_lock || tl.moved || tl.untabled || !nt_san_node_filed(d->context, tl.exec, d->gridId))
+		return;
+	relax();	/* a copy, maybe a wait */
+	/* A graph launched into a capture: no wait, no copy on its stream
+	 * (they would break or join the capture); its nodes are not traced
+	 * (captured()), so it hands no table out. */
+	if (tl.capturing < 0)
+		tl.capturing = !d->apiStream || captured(d->apiStream) != NULL;
+	if (tl.capturing)
+		return;
+	if (nt_san_node_clear(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, &tl.synced))
 		untable();
 }
 
@@ -1030,8 +1044,8 @@ static void node_untraced(const struct nt_san_launch_data *d)
  * per-function data. */
 static const char *node_data(const struct nt_san_launch_data *d, const void *desc)
 {
+	const void *table, *grown_from;
 	const char *why;
-	const void *table;
 	int given = 0;
 
 	if (!desc) {	/* filed in this launch, not traced after all */
@@ -1044,13 +1058,20 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 	if (tl.untabled)
 		return "a node not traced in its graph launch could not be cleared from its exec's node table";
 	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, desc, &tl.synced,
-				 &why);
+				 &grown_from, &why);
 	if (!table)
 		return why;
-	if (table != tl.table) {	/* the table grew: the kernels given it take the new one */
-		for (int i = 0; i < tl.n_data; i++)
-			nt_san.sanitizerSetCallbackData(tl.data[i], table);
-		tl.table = table;
+	/* the table grew: the kernels given the old one take the new (the
+	 * clears after go into the new one only) */
+	for (int i = 0; grown_from && i < tl.n_data; i++) {
+		if (tl.tables[i] != grown_from)
+			continue;
+		if (nt_san.sanitizerSetCallbackData(tl.data[i], table)) {
+			node_untraced(d);
+			untable();
+			return "cannot pass the record buffer to the launch";
+		}
+		tl.tables[i] = table;
 	}
 	for (int i = 0; i < tl.n_data; i++)
 		given |= tl.data[i] == d->function;
@@ -1066,7 +1087,6 @@ static void graph_end(void)
 	for (int i = 0; i < tl.n_data; i++)
 		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
 	tl.n_data = 0;
-	tl.table = NULL;
 	tl.untabled = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
@@ -1106,7 +1126,7 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph = 1;
 	tl.exec = g->graphExec;
 	tl.synced = tl.took = tl.untabled = 0;
-	tl.table = NULL;
+	tl.capturing = -1;
 	tl.moved = !tl.graph_upload && exec_moved(g->graphExec, g->hStream);
 	/* One graph launch at a time may trace: per-function data is one per
 	 * function.  Never waited for: a graph launched meanwhile by another

@@ -144,12 +144,17 @@ void nt_san_release(void *hold);
  * (the first write into a table that an earlier launch was handed waits).
  * For the traced node launch with grid gridid in launch `launch` of graph
  * exec exec on stream: desc (the host's, nt_san_hold_desc) filed in
- * exec's table; the table's descriptor, to be the per-function data of
- * every kernel with a node traced in this launch (a table that grew is a
- * new one: the kernels given the old one in this launch must take it), or
- * NULL with the reason in *why. */
+ * exec's table of ctx; the table's descriptor, to be the per-function
+ * data of every kernel of ctx with a node traced in this launch (a table
+ * that grew is a new one, and *grown_from the old one, else NULL: the
+ * kernels given the old one in this launch must take it), or NULL with
+ * the reason in *why. */
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
-			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const char **why);
+			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const void **grown_from,
+			     const char **why);
+/* 1 when the node's entry holds a descriptor (nt_san_node_clear would
+ * write). */
+int nt_san_node_filed(CUcontext ctx, CUgraphExec exec, uint64_t gridid);
 /* A node not traced in this launch (or filed, and not traced after all):
  * its entry back to none, when it holds a descriptor.  -1 when that
  * failed (no kernel may then be handed the table in this launch). */

@@ -4,10 +4,10 @@
  * has when the graph is queued: on the H200 two nodes of one kernel got
  * the data the second was given, and per-launch data set in a node's
  * callback did no better (docs/results/2026-12-01-graph-nodes-noise.md).  So a
- * traced node launch's data is a table, one per graph exec, in device
- * memory: from the node's %gridid + 1, which a graph launch's node
- * launches do not share, to that launch's descriptor, held in the entry
- * itself.  A node's %gridid is the same at every launch of its exec, so
+ * traced node launch's data is a table, one per graph exec and context
+ * its nodes run in, in device memory: from the node's %gridid + 1, which
+ * a graph launch's node launches do not share, to that launch's
+ * descriptor, held in the entry itself.  A node's %gridid is the same at every launch of its exec, so
  * the table keeps its keys from launch to launch; an update of the exec
  * may give its nodes new ones, and the next launch then empties the
  * table first (nt_san_nodes_exec_changed).
@@ -61,9 +61,13 @@ struct block {
 	struct block *next;
 };
 
+struct table_key {
+	CUgraphExec exec;
+	CUcontext ctx;		/* the nodes' (an exec's nodes may run in several) */
+};
+
 struct table {
-	CUgraphExec exec;	/* the key */
-	CUcontext ctx;
+	struct table_key key;
 	uint32_t launch;	/* the exec's launch that last wrote it */
 	int handed;		/* ... and handed it out */
 	int changed;		/* the exec was updated: its keys may be stale */
@@ -116,7 +120,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 		return -1;
 	}
 	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(b = calloc(1, sizeof(*b))) ||
-	    nt_san.sanitizerAlloc(t->ctx, (void **)&dev, size))
+	    nt_san.sanitizerAlloc(t->key.ctx, (void **)&dev, size))
 		goto fail;
 	for (unsigned i = 0; t->host && i < 1u << t->bits; i++)
 		if (t->host[i].key)
@@ -125,7 +129,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	img->nodes = entries(dev);
 	memcpy(entries(img), host, n * sizeof(*host));
 	if (nt_san.sanitizerMemcpyHostToDeviceAsync(dev, img, size, stream)) {
-		nt_san.sanitizerFree(t->ctx, dev);
+		nt_san.sanitizerFree(t->key.ctx, dev);
 		goto fail;
 	}
 	free(img);
@@ -133,7 +137,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	t->host = host;
 	t->bits = bits;
 	t->dev = dev;
-	b->ctx = t->ctx;
+	b->ctx = t->key.ctx;
 	b->dev = dev;
 	b->size = size;
 	b->next = blocks;
@@ -147,22 +151,24 @@ fail:
 	return -1;
 }
 
-/* exec's table, made when missing (mutex held); NULL: out of memory. */
-static struct table *table_of(CUgraphExec exec, CUcontext ctx)
+/* The table of exec's nodes in ctx, or NULL (mutex held). */
+static struct table *table_get(CUgraphExec exec, CUcontext ctx)
 {
+	struct table_key k = { exec, ctx };
 	struct table *t;
 
-	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
-	if (t && t->ctx != ctx) {	/* an exec handle reused in another context */
-		HASH_DEL(tables, t);
-		free(t->host);
-		free(t);
-		t = NULL;
-	}
+	HASH_FIND(hh, tables, &k, sizeof(k), t);
+	return t;
+}
+
+/* ... made when missing; NULL: out of memory. */
+static struct table *table_of(CUgraphExec exec, CUcontext ctx)
+{
+	struct table *t = table_get(exec, ctx);
+
 	if (!t && (t = calloc(1, sizeof(*t)))) {
-		t->exec = exec;
-		t->ctx = ctx;
-		HASH_ADD(hh, tables, exec, sizeof(exec), t);
+		t->key = (struct table_key){ exec, ctx };
+		HASH_ADD(hh, tables, key, sizeof(t->key), t);
 	}
 	return t;
 }
@@ -231,7 +237,8 @@ static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, ui
 }
 
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
-			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const char **why)
+			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const void **grown_from,
+			     const char **why)
 {
 	struct nt_node_entry e = { .key = gridid + 1, .desc = *desc };
 	const void *data = NULL;
@@ -239,6 +246,7 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, n
 	unsigned i;
 
 	*why = "out of memory";
+	*grown_from = NULL;
 	if (!e.key) {
 		*why = "its grid id is out of range";
 		return NULL;
@@ -248,8 +256,11 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, n
 		goto out;
 	i = t->dev ? find(t->host, t->bits, e.key) : 0;
 	if (!t->dev || (!t->host[i].key && 2 * (t->n + 1) > 1u << t->bits)) {
+		const void *old = t->dev;
+
 		if (grow(t, t->dev ? t->bits + 1 : 3, stream, why))
 			goto out;
+		*grown_from = old;
 		t->launch = launch;
 		i = find(t->host, t->bits, e.key);
 	}
@@ -274,8 +285,8 @@ int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_s
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
-	if (!t || !t->dev || t->ctx != ctx || !t->live || !e.key)
+	t = table_get(exec, ctx);
+	if (!t || !t->dev || !t->live || !e.key)
 		goto out;
 	i = find(t->host, t->bits, e.key);
 	if (!filed(&t->host[i]))
@@ -290,14 +301,27 @@ out:
 	return ret;
 }
 
-void nt_san_nodes_exec_changed(CUgraphExec exec)
+int nt_san_node_filed(CUcontext ctx, CUgraphExec exec, uint64_t gridid)
 {
 	struct table *t;
+	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	HASH_FIND(hh, tables, &exec, sizeof(exec), t);
-	if (t)
-		t->changed = 1;
+	if ((t = table_get(exec, ctx)) && t->dev && t->live && gridid + 1)
+		ret = filed(&t->host[find(t->host, t->bits, gridid + 1)]);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void nt_san_nodes_exec_changed(CUgraphExec exec)
+{
+	struct table *t, *tmp;
+
+	pthread_mutex_lock(&lock);
+	HASH_ITER(hh, tables, t, tmp) {
+		if (t->key.exec == exec)
+			t->changed = 1;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -308,7 +332,7 @@ void nt_san_nodes_forget(CUcontext ctx)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->ctx == ctx) {
+		if (t->key.ctx == ctx) {
 			HASH_DEL(tables, t);
 			free(t->host);
 			free(t);
@@ -335,7 +359,7 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->exec == exec) {
+		if (t->key.exec == exec) {
 			HASH_DEL(tables, t);
 			free(t->host);
 			free(t);
