@@ -337,10 +337,27 @@ static int picks(const struct nt_sampling *s, const struct kernel_count *k)
 	return s->all || k->awaited || (s->first && n < s->first) || (s->every && n % s->every == 0);
 }
 
-/* With `extra` seconds more spent in windows, may one open now? */
+/* What the next window is expected to cost: as much as a window so far
+ * on average (closed ones; 0 before the first).  budget= holds with it
+ * spent: windows take at most P% of the run by the time the one opening
+ * closes, not only as it opens (that was about 2P% once it closed: on
+ * the H200 the default's two windows took 1.8% of a 3.9 s graph-replay
+ * loop, docs/results/2026-12-05-dark-cost.md). */
+static double next_cost(const struct nt_sampling *s)
+{
+	int64_t closed = s->windows - (s->open ? 1 : 0);
+
+	return closed > 0 ? s->spent / (double)closed : 0;
+}
+
+/* With `extra` seconds more spent in windows, may one open now?  (With
+ * the next window's cost in the run's time too: budget=100 lets windows
+ * follow one another.) */
 static int budget_allows(const struct nt_sampling *s, double now, double extra)
 {
-	return !s->budget || s->spent + extra <= s->budget / 100 * (now - s->t0);
+	double next = next_cost(s);
+
+	return !s->budget || s->spent + extra + next <= s->budget / 100 * (now - s->t0 + next);
 }
 
 static int64_t idle_limit(const struct nt_sampling *s)
@@ -629,7 +646,7 @@ double nt_sampling_next_open(const struct nt_sampling *s, double now)
 	if (!s->budget)
 		return s->windows ? INFINITY : now;
 	/* budget_allows(s, t, 0) from t on */
-	t = s->t0 + s->spent * 100 / s->budget;
+	t = s->t0 + (s->spent + next_cost(s)) * 100 / s->budget - next_cost(s);
 	return t > now ? t : now;
 }
 

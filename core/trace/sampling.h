@@ -50,8 +50,10 @@
  *              launches in flight then are traced still; S a decimal in
  *              (0, 3600]
  *   budget=P   a window opens only while the time spent in windows
- *              (opening to the end of the unpatching) is at most P percent
- *              of the time since the first launch; P a decimal in (0, 100]
+ *              (opening to the end of the unpatching) would be at most P
+ *              percent of the time since the first launch once the window
+ *              opening closes, taken to cost as much as a closed window
+ *              did on average; P a decimal in (0, 100]
  *
  * N and K are positive decimal integers; each term but match= may appear
  * once.  A launch is traced when it is in a window, its kernel passes the

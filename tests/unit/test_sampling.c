@@ -203,30 +203,34 @@ static void test_per_kernel_counts(void **state)
 static void refused(const char *policy, const char *want);
 
 /* The default policy: one window of 1000 launches after 1000, more as
- * the 1% budget allows. */
+ * the 1% budget allows, the next window's expected cost included. */
 static void test_default(void **state)
 {
 	struct nt_sampling *s = parse_ok(NULL);
-	int traced = 0, closes = 0;
+	int traced = 0, closes = 0, second = 0;
 
 	(void)state;
 	assert_string_equal(nt_sampling_string(s), NT_SAMPLING_DEFAULT);
 	assert_string_equal(nt_sampling_string(s), "all,window=1000,skip=1000,blocks=1000000,budget=1");
 	/* 10 us a launch: the window of 1000 launches takes 10 ms, so the next
-	 * may open once the run is 1 s old */
-	for (int i = 0; i < 200000; i++) {
+	 * may open once the run is 1.99 s old (10 ms spent and as much to
+	 * come: 1% of 1.99 + 0.01 s) */
+	for (int i = 0; i < 290000; i++) {	/* a third would open at 2.99 s */
 		int d = nt_sampling_decide(s, i % 3 ? "_Z1av" : "_Z1bv", NULL, i * 1e-5);
 
 		traced += d & NT_SAMPLE_TRACE;
 		closes += !!(d & NT_SAMPLE_CLOSE);
 		if (d & NT_SAMPLE_CLOSE)
 			nt_sampling_window_done(s, i * 1e-5);
-		if (i < 1000 || (i >= 2000 && i < 100000))
+		if (i < 1000 || (i >= 2000 && i < 198990))
 			assert_int_equal(d & NT_SAMPLE_TRACE, 0);
 		if (i >= 1000 && i < 2000)
 			assert_int_equal(d, NT_SAMPLE_TRACE);
+		if (i >= 2000 && !second && (d & NT_SAMPLE_TRACE))
+			second = i;
 	}
-	assert_int_equal(traced, 2000);	/* at 1000 and at 100000 */
+	assert_int_equal(traced, 2000);	/* at 1000 and at 199000 (rounding aside) */
+	assert_true(second >= 198990 && second <= 199010);
 	assert_int_equal(closes, 2);
 	nt_sampling_free(s);
 }
@@ -283,7 +287,7 @@ static void test_phases(void **state)
 
 	(void)state;
 	assert_int_equal(nt_sampling_phases(s, 2), 2);
-	for (int i = 0; i < 400000; i++) {
+	for (int i = 0; i < 500000; i++) {
 		double now = i * 1e-5;
 		int d = nt_sampling_decide(s, i % 3 ? "_Z1av" : "_Z1bv", NULL, now);
 
@@ -307,7 +311,7 @@ static void test_phases(void **state)
 			assert_true(d == NT_SAMPLE_CLOSE && !nt_sampling_open(s) && nt_sampling_phase(s) == 1);
 		if (i == 3001)	/* the window's end: phase 0 again */
 			assert_true(d == NT_SAMPLE_CLOSE && nt_sampling_phase(s) == 0);
-		if (i > 3001 && i < 200000)	/* 22 ms in the window: the next at 2.2 s */
+		if (i > 3001 && i < 437790)	/* 22 ms in the window and 22 to come: the next at 4.378 s */
 			assert_int_equal(d, 0);
 	}
 	assert_int_equal(in_phase[0], 2000);	/* two windows of 1000 + 1000 */
@@ -487,7 +491,8 @@ static void test_retry(void **state)
 }
 
 /* budget=P: a window opens only while the time in windows, the
- * unpatching included, is at most P% of the time since the first launch. */
+ * unpatching included, would be at most P% of the time since the first
+ * launch once it closed, taking as long as a window did on average. */
 static void test_budget(void **state)
 {
 	struct nt_sampling_stats st;
@@ -498,8 +503,9 @@ static void test_budget(void **state)
 	(void)state;
 	assert_string_equal(nt_sampling_string(s), "all,window=2,budget=10");
 	/* one launch a second; each window is 2 launches (2 s) plus 1 s of
-	 * unpatching: 3 s in a window needs 30 s of run */
-	for (int i = 0; i < 100; i++, t += 1) {
+	 * unpatching: 3 s in a window and 3 s for the next need 60 s of
+	 * run by the next one's end, 57 s at its start; 9 s, 87 s */
+	for (int i = 0; i < 130; i++, t += 1) {
 		int d = nt_sampling_decide(s, "_Z1av", NULL, t);
 
 		if (d & NT_SAMPLE_CLOSE)
@@ -510,9 +516,9 @@ static void test_budget(void **state)
 	nt_sampling_stats(s, t, &st);
 	assert_int_equal(n, 4);
 	assert_int_equal(windows_at[0], 0);
-	assert_int_equal(windows_at[1], 30);	/* 3 s spent <= 10% of 30 s */
-	assert_int_equal(windows_at[2], 60);
-	assert_int_equal(windows_at[3], 90);
+	assert_int_equal(windows_at[1], 57);	/* 3 + 3 s <= 10% of 57 + 3 s */
+	assert_int_equal(windows_at[2], 87);
+	assert_int_equal(windows_at[3], 117);
 	assert_true(st.window_s <= 0.1 * t + 3);
 	assert_int_equal(st.windows, 4);
 	nt_sampling_free(s);
@@ -650,10 +656,10 @@ static void test_blocks_cap(void **state)
 	d = nt_sampling_decide(s, "_Z1av", NULL, 1.0);	/* its window took 1 s */
 	assert_int_equal(d, NT_SAMPLE_CLOSE);
 	nt_sampling_window_done(s, 1.0);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 50.0), 0);	/* 1 s > 1% of 50 s */
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.0), NT_SAMPLE_TRACE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 150.0), 0);	/* 1 + 1 s > 1% of 150 + 1 s */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 200.0), NT_SAMPLE_TRACE);
 	nt_sampling_blocks(s, 1000);
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 100.5), NT_SAMPLE_CLOSE);
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 200.5), NT_SAMPLE_CLOSE);
 	nt_sampling_free(s);
 }
 
@@ -749,12 +755,12 @@ static void test_next_open(void **state)
 	assert_true(nt_sampling_next_open(s, 0.5) == 0.5);	/* a window is open */
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 1.0), NT_SAMPLE_TRACE);
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 2.0), NT_SAMPLE_CLOSE);
-	nt_sampling_window_done(s, 3.0);	/* 3 s in the window: 10% of 30 s */
+	nt_sampling_window_done(s, 3.0);	/* 3 s in the window, 3 s to come: 10% of 57 + 3 s */
 	t = nt_sampling_next_open(s, 3.0);
-	assert_true(t > 29.999 && t < 30.001);
-	assert_true(nt_sampling_next_open(s, 40.0) == 40.0);	/* due: decide again */
-	/* nothing decided from 3 s to 29 s: none opens before t, one at t */
-	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 29.0), 0);
+	assert_true(t > 56.999 && t < 57.001);
+	assert_true(nt_sampling_next_open(s, 70.0) == 70.0);	/* due: decide again */
+	/* nothing decided from 3 s to 56 s: none opens before t, one at t */
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 56.0), 0);
 	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, t), NT_SAMPLE_TRACE);
 	nt_sampling_free(s);
 
