@@ -1003,6 +1003,15 @@ static int function_data(CUfunction f, const void *data)
 	return 0;
 }
 
+/* 1 when f was given a node table in this graph launch. */
+static int given(CUfunction f)
+{
+	for (int i = 0; i < tl.n_data; i++)
+		if (tl.data[i] == f)
+			return 1;
+	return 0;
+}
+
 /* A graph node launch's stream: the graph launch's. */
 static nt_san_stream node_stream(const struct nt_san_launch_data *d)
 {
@@ -1046,7 +1055,6 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 {
 	const void *table, *grown_from;
 	const char *why;
-	int given = 0;
 
 	if (!desc) {	/* filed in this launch, not traced after all */
 		node_untraced(d);
@@ -1073,9 +1081,7 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 		}
 		tl.tables[i] = table;
 	}
-	for (int i = 0; i < tl.n_data; i++)
-		given |= tl.data[i] == d->function;
-	if (!given && function_data(d->function, table)) {
+	if (!given(d->function) && function_data(d->function, table)) {
 		node_untraced(d);
 		return "cannot pass the record buffer to the launch";
 	}
@@ -1084,9 +1090,7 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 
 static void graph_end(void)
 {
-	for (int i = 0; i < tl.n_data; i++)
-		nt_san.sanitizerSetCallbackData(tl.data[i], NULL);
-	tl.n_data = 0;
+	untable();
 	tl.untabled = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
@@ -1145,12 +1149,8 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
  * fixed the fault as well. */
 static void node_without_data(const struct nt_san_launch_data *d)
 {
-	int given = 0;
-
-	for (int i = 0; i < tl.n_data; i++)
-		given |= tl.data[i] == d->function;
 	if (tl.graph_lock) {
-		if (!given)
+		if (!given(d->function))
 			nt_san.sanitizerSetCallbackData(d->function, NULL);
 	} else {
 		nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, NULL);
