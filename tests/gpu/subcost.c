@@ -16,6 +16,15 @@
  *                   session 11's run 2: context created and destroyed,
  *                   module loaded and unloaded (it has left context
  *                   created out since: that one cost the 3.5%)
+ *   res-dark        the three of those it keeps on between sampling
+ *                   windows (context destroyed, module loaded and
+ *                   unloaded)
+ *   exec-created    the graphs domain's GRAPHEXEC_CREATED (kept on too)
+ *   driver-one      one driver API callback, cuGraphExecDestroy (it
+ *                   keeps on about twenty such: graph execs made,
+ *                   changed and destroyed)
+ *   dark            res-dark, exec-created and driver-one: what stays
+ *                   on between windows, but for the other driver calls
  *
  * The triad with nothing patched ran 3.5% slower per launch under
  * libnucatrace's `none` (docs/results/2026-12-01-switch-safety.md): running
@@ -80,8 +89,16 @@ int InitializeInjection(void)
 		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) |
 		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_LOADED) |
 		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+	if (has(what, "res-dark") || has(what, "dark"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_LOADED) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+	if (has(what, "exec-created") || has(what, "dark"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED);
+	if (has(what, "driver-one") || has(what, "dark"))
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuGraphExecDestroy);
 	for (const char *p = what; (p = strstr(p, "res-")); p += 4)
-		if (p == what || p[-1] == ',')
+		if ((p == what || p[-1] == ',') && p[4] >= '0' && p[4] <= '9')
 			bad |= callback(1, sub, NT_SAN_CB_DOMAIN_RESOURCE, (uint32_t)strtoul(p + 4, NULL, 10));
 	if (has(what, "launch"))
 		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN) |

@@ -5,12 +5,14 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N] [update]
+//   decode [N] [update | selfupdate | selfupload | streams]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
 // and the replays' wall time ("loop MS ms", from the first replay to the
-// stream's last work done).  With update, the exec is changed in place
+// stream's last work done) with that of its last quarter ("tail MS ms",
+// from queueing replay 3N/4 on: long after a sampling window at the
+// start, what a replay costs between windows).  With update, the exec is changed in place
 // twice while it is replayed, as a server re-binds its buffers: before
 // replay N/3, the activation node's grid set to 128-thread blocks
 // (cudaGraphExecKernelNodeSetParams, the node of the graph it was made
@@ -19,7 +21,14 @@
 // whose residual runs 64-thread blocks
 // (cudaGraphExecUpdate).  Every kernel is elementwise in those, so the
 // checksum stays that of the plain loop, and a trace tells the three
-// configurations apart by their block sizes.
+// configurations apart by their block sizes.  With selfupdate, the exec
+// is updated once from its own graph before the first replay
+// (cudaGraphExecUpdate: nothing changes, as when nucatrace points an exec
+// back from its twins); selfupload, the same followed by cudaGraphUpload;
+// with streams, the four kernels are launched on
+// the stream each time and no graph is made: both for telling what a
+// replay costs after an exec's update, and what the same kernels cost
+// without a graph.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +91,16 @@ __global__ void resid(float *x, const float *y, int d)
 		x[i] = 0.9f * x[i] + 0.1f * y[i];
 }
 
+// One step of the loop on s: the activation on blocks of ab threads, the
+// residual on blocks of rb.
+static void step(cudaStream_t s, float *x, float *h, float *y, const float *w, int ab, int rb)
+{
+	norm<<<8, 256, 0, s>>>(x, h, D);
+	matvec<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
+	act<<<D / ab, ab, 0, s>>>(y, D);
+	resid<<<D / rb, rb, 0, s>>>(x, y, D);
+}
+
 // The loop's graph, captured on s; the activation on blocks of ab
 // threads, the residual on blocks of rb.
 static cudaGraph_t capture(cudaStream_t s, float *x, float *h, float *y, const float *w, int ab, int rb)
@@ -89,10 +108,7 @@ static cudaGraph_t capture(cudaStream_t s, float *x, float *h, float *y, const f
 	cudaGraph_t g;
 
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	norm<<<8, 256, 0, s>>>(x, h, D);
-	matvec<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
-	act<<<D / ab, ab, 0, s>>>(y, D);
-	resid<<<D / rb, rb, 0, s>>>(x, y, D);
+	step(s, x, h, y, w, ab, rb);
 	CHECK(cudaStreamEndCapture(s, &g));
 	return g;
 }
@@ -126,15 +142,18 @@ static void act_on_128(cudaGraphExec_t ge, cudaGraph_t g)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 3000, update = argc > 2 && !strcmp(argv[2], "update");
+	const char *mode = argc > 2 ? argv[2] : "";
+	int n = argc > 1 ? atoi(argv[1]) : 3000, update = !strcmp(mode, "update");
+	int upload = !strcmp(mode, "selfupload"), self = upload || !strcmp(mode, "selfupdate");
+	int streams = !strcmp(mode, "streams");
 	cudaStream_t s;
-	cudaGraph_t g;
-	cudaGraphExec_t ge;
+	cudaGraph_t g = nullptr;
+	cudaGraphExec_t ge = nullptr;
 	float *x, *h, *y, *w, *host;
 	double sum = 0;
 
-	if (n < 1 || (argc > 2 && !update)) {
-		fprintf(stderr, "usage: decode [N] [update]\n");
+	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams)) {
+		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | streams]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -150,13 +169,24 @@ int main(int argc, char **argv)
 		host[i] = 1.0f + (float)(i % 7) / 7.0f;
 	CHECK(cudaMemcpy(x, host, D * sizeof(float), cudaMemcpyHostToDevice));
 
-	g = capture(s, x, h, y, w, 256, 256);
-	CHECK(cudaGraphInstantiate(&ge, g, 0));
-	if (!update)
-		CHECK(cudaGraphDestroy(g));	// as torch.cuda.CUDAGraph does once its exec is made
+	if (!streams) {
+		g = capture(s, x, h, y, w, 256, 256);
+		CHECK(cudaGraphInstantiate(&ge, g, 0));
+		if (self) {
+			cudaGraphExecUpdateResultInfo info;
+
+			CHECK(cudaGraphExecUpdate(ge, g, &info));
+			if (upload)
+				CHECK(cudaGraphUpload(ge, s));
+		}
+		if (!update)
+			CHECK(cudaGraphDestroy(g));	// as torch.cuda.CUDAGraph does once its exec is made
+	}
 	CHECK(cudaStreamSynchronize(s));
-	auto t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now(), t3 = t0;
 	for (int i = 0; i < n; i++) {
+		if (i == 3 * n / 4)
+			t3 = std::chrono::steady_clock::now();
 		if (update && i == n / 3)
 			act_on_128(ge, g);
 		if (update && i == 2 * n / 3) {
@@ -166,10 +196,15 @@ int main(int argc, char **argv)
 			CHECK(cudaGraphExecUpdate(ge, g2, &info));
 			CHECK(cudaGraphDestroy(g2));
 		}
-		CHECK(cudaGraphLaunch(ge, s));
+		if (streams)
+			step(s, x, h, y, w, 256, 256);
+		else
+			CHECK(cudaGraphLaunch(ge, s));
 	}
 	CHECK(cudaStreamSynchronize(s));
-	double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	auto t1 = std::chrono::steady_clock::now();
+	double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+	double tail = std::chrono::duration<double, std::milli>(t1 - t3).count();
 	CHECK(cudaGetLastError());
 	CHECK(cudaMemcpy(host, x, D * sizeof(float), cudaMemcpyDeviceToHost));
 	for (int i = 0; i < D; i++)
@@ -177,7 +212,9 @@ int main(int argc, char **argv)
 	printf("checksum %.9g\n", sum);
 	printf("node launches %d\n", 4 * n);
 	printf("loop %.3f ms\n", ms);
-	CHECK(cudaGraphExecDestroy(ge));
+	printf("tail %.3f ms\n", tail);
+	if (!streams)
+		CHECK(cudaGraphExecDestroy(ge));
 	if (update)
 		CHECK(cudaGraphDestroy(g));
 	free(host);
