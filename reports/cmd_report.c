@@ -1,6 +1,7 @@
 /* nucatrace report: what placement on slow SMs cost the traced kernels. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,12 @@ int cmd_report(int argc, char **argv)
 	if ((perfetto && nt_outfile_open(&pf, perfetto, &err)) || (html && nt_outfile_open(&hf, html, &err)) ||
 	    (csv && nt_report_csv_open(&cf, csv, &err)))
 		die("%s", err.msg);
+	/* Each launch's replay allocates and frees buffers of its blocks;
+	 * glibc gave them back to the kernel each time (trimmed or
+	 * unmapped), and the next launch's page faults took 5% of a report
+	 * on 10M records (docs/results/2026-12-05-report-heap.md). */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	if (nt_report_build((const char *const *)argv + optind, argc - optind, threads, flags, get_map, &src, &r,
 			    &err)) {
 		nt_map_free(src.fixed);

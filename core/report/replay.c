@@ -8,16 +8,14 @@
 
 /* The heap holds slot indices i = k * n_sm + sm ordered by (key, i):
  * ties go to the lower k, then the lower SM, i.e. breadth first over the
- * SMs.  Nodes stay small (16 bytes); a slot's other state is in arrays. */
-struct node {
-	double key;		/* free time, plus a per-SM bias for the speed-aware choice */
-	uint32_t i;
-	int32_t sm;		/* i % n_sm: a division on every step cost a tenth of the replay */
-};
+ * SMs.  A node is one integer, the key in fixed point above the slot
+ * index (pack()), so that one comparison orders both; a slot's other
+ * state is in arrays. */
+typedef uint64_t node;
 
-static int node_before(const struct node *a, const struct node *b)
+static int node_before(const node *a, const node *b)
 {
-	return a->key < b->key || (a->key == b->key && a->i < b->i);
+	return *a < *b;
 }
 
 /* A binary heap (4-ary measured slower here, branch-free too: 5.1-5.3 s
@@ -31,18 +29,16 @@ static int node_before(const struct node *a, const struct node *b)
 
 /* Without a branch: which child is less is a coin toss in a replay, and
  * a mispredicted branch per level cost more than the comparison. */
-static size_t least_child(const struct node *h, size_t c)
+static size_t least_child(const node *h, size_t c)
 {
-	const struct node *a = &h[c], *b = &h[c + 1];
-
-	return c + (size_t)((b->key < a->key) | ((b->key == a->key) & (b->i < a->i)));
+	return c + (size_t)(h[c + 1] < h[c]);
 }
 
 /* Replace the top of a heap of n nodes with x and restore it, from
  * node i of the walk down: Floyd's bottom-up sift (down the least
  * children to a leaf, then up), since the new key, a block end, mostly
  * belongs near the bottom. */
-static inline __attribute__((always_inline)) void sift_rest(struct node *h, size_t n, size_t i, struct node x)
+static inline __attribute__((always_inline)) void sift_rest(node *h, size_t n, size_t i, node x)
 {
 	size_t c;
 
@@ -79,7 +75,7 @@ static inline __attribute__((always_inline)) void sift_rest(struct node *h, size
  * three, 2.9 s six; written out, as here: a loop over an array of heaps
  * took 4.1 s for two.  A tournament (loser) tree, whose path up is known
  * before its comparisons, took 5.1-6.1 s. */
-static void replace_top2(struct node *h, struct node x, struct node *g, struct node y, size_t n)
+static void replace_top2(node *h, node x, node *g, node y, size_t n)
 {
 	size_t i = 0, j = 0;
 
@@ -91,8 +87,8 @@ static void replace_top2(struct node *h, struct node x, struct node *g, struct n
 	sift_rest(g, n, j, y);
 }
 
-static void replace_top3(struct node *h, struct node x, struct node *g, struct node y, struct node *e,
-			 struct node z, size_t n)
+static void replace_top3(node *h, node x, node *g, node y, node *e,
+			 node z, size_t n)
 {
 	size_t i = 0, j = 0, k = 0;
 
@@ -106,9 +102,9 @@ static void replace_top3(struct node *h, struct node x, struct node *g, struct n
 	sift_rest(e, n, k, z);
 }
 
-static void sift_down(struct node *h, size_t n, size_t i)
+static void sift_down(node *h, size_t n, size_t i)
 {
-	struct node x = h[i];
+	node x = h[i];
 	size_t c;
 
 	while ((c = HEAP_ARITY * i + 1) < n) {
@@ -129,7 +125,10 @@ static void sift_down(struct node *h, size_t n, size_t i)
  * turnaround after each of its blocks ends, and a block that reuses a
  * slot starts at least gap after the previous such block. */
 struct sim {
-	struct node *heap;
+	node *heap;
+	const int32_t *sm_of;	/* [n_slots] i % n_sm: a division on every step cost a tenth of the replay */
+	double lo, q;		/* a key k packs as (k - lo) * q ... */
+	unsigned ibits;		/* ... above the slot's index, in ibits bits */
 	double *free;		/* [n_slots] */
 	unsigned char *used;	/* [n_slots] */
 	int n_sm, slots;
@@ -146,20 +145,28 @@ struct run {
 	double last_dispatch, server;
 };
 
+/* Slot i's node for key k: keys in fixed point from lo, q a ns, fine
+ * enough that two keys packing alike are equal to double precision at
+ * the launch's scale (key_scale()). */
+static inline __attribute__((always_inline)) node pack(const struct sim *s, double k, uint32_t i)
+{
+	return ((node)((k - s->lo) * s->q) << s->ibits) | i;
+}
+
 static void sim_begin(const struct sim *s, struct run *r)
 {
 	size_t n_slots = (size_t)s->n_sm * (size_t)s->slots;
-	struct node *h = s->heap;
+	node *h = s->heap;
 
 	for (size_t i = 0; i < n_slots; i++) {
 		int sm = (int)(i % s->n_sm);
 
 		s->free[i] = s->offset ? s->offset[sm] : 0;
-		h[i] = (struct node){ s->free[i] + (s->bias ? s->bias[sm] : 0), (uint32_t)i, sm };
+		h[i] = pack(s, s->free[i] + (s->bias ? s->bias[sm] : 0), (uint32_t)i);
 		s->used[i] = 0;
 	}
 	for (size_t i = 0; i < HEAP_PAD; i++)
-		h[n_slots + i] = (struct node){ INFINITY, UINT32_MAX, 0 };
+		h[n_slots + i] = UINT64_MAX;
 	for (size_t i = n_slots / HEAP_ARITY + 1; i-- > 0;)
 		sift_down(h, n_slots, i);
 	*r = (struct run){ 0, 0, -INFINITY };
@@ -167,12 +174,12 @@ static void sim_begin(const struct sim *s, struct run *r)
 
 /* Block order[i] (i) dispatched: the top slot's new node in *x. */
 static inline __attribute__((always_inline)) void sim_take(const struct sim *s, struct run *r, size_t i,
-							   struct node *x)
+							   node *x)
 {
 	size_t b = s->order ? s->order[i] : i;
-	const struct node *h = s->heap;
-	uint32_t slot = h[0].i;
-	int sm = h[0].sm;
+	const node *h = s->heap;
+	uint32_t slot = (uint32_t)(h[0] & ((1ULL << s->ibits) - 1));
+	int sm = s->sm_of[slot];
 	double *f = &s->free[slot];
 
 	if (s->used[slot]) {
@@ -190,7 +197,7 @@ static inline __attribute__((always_inline)) void sim_take(const struct sim *s, 
 	if (s->start)
 		s->start[b] = *f;
 	*f += s->base[b] + s->add[sm];
-	*x = (struct node){ *f + s->turnaround + (s->bias ? s->bias[sm] : 0), slot, sm };
+	*x = pack(s, *f + s->turnaround + (s->bias ? s->bias[sm] : 0), slot);
 }
 
 /* The makespan, and where the last wave began in *tail_start (if not
@@ -228,7 +235,7 @@ static void simulate2(const struct sim *a, double *tail_a, double *ma, const str
 	sim_begin(a, &ra);
 	sim_begin(b, &rb);
 	for (size_t i = 0; i < a->n; i++) {
-		struct node x, y;
+		node x, y;
 
 		sim_take(a, &ra, i, &x);
 		sim_take(b, &rb, i, &y);
@@ -248,7 +255,7 @@ static void simulate3(const struct sim *a, double *tail_a, double *ma, const str
 	sim_begin(b, &rb);
 	sim_begin(c, &rc);
 	for (size_t i = 0; i < a->n; i++) {
-		struct node x, y, z;
+		node x, y, z;
 
 		sim_take(a, &ra, i, &x);
 		sim_take(b, &rb, i, &y);
@@ -265,11 +272,12 @@ static void simulate3(const struct sim *a, double *tail_a, double *ma, const str
  * mapped to unsigned integers that sort the other way round. */
 static int lpt_order(const double *base, size_t n, uint32_t *order, struct nt_err *err)
 {
-	uint64_t *key = malloc(n * sizeof(*key)), *key2 = malloc(n * sizeof(*key2));
-	uint32_t *tmp = malloc(n * sizeof(*tmp));
+	uint64_t *key = malloc(n * sizeof(*key)), *key2 = malloc(n * sizeof(*key2)), *kt;
+	uint32_t *tmp = malloc(n * sizeof(*tmp)), *ord = order, *ot;
+	size_t (*count)[257] = calloc(8, sizeof(*count));	/* each byte's, counted in one pass */
 	int ret = -1;
 
-	if (!key || !key2 || !tmp) {
+	if (!key || !key2 || !tmp || !count) {
 		nt_err_set(err, "replay: out of memory for %zu blocks", n);
 		goto out;
 	}
@@ -283,31 +291,67 @@ static int lpt_order(const double *base, size_t n, uint32_t *order, struct nt_er
 		u = (u >> 63) ? ~u : u | (1ULL << 63);
 		key[i] = ~u;
 		order[i] = (uint32_t)i;
+		for (int b = 0; b < 8; b++)
+			count[b][((key[i] >> (8 * b)) & 0xff) + 1]++;
 	}
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t count[257] = { 0 };
-
-		for (size_t i = 0; i < n; i++)
-			count[((key[i] >> shift) & 0xff) + 1]++;
-		if (count[((key[0] >> shift) & 0xff) + 1] == n)
+	for (int b = 0, shift = 0; b < 8; b++, shift += 8) {
+		if (count[b][((key[0] >> shift) & 0xff) + 1] == n)
 			continue;	/* one bucket: this byte orders nothing */
 		for (int d = 0; d < 256; d++)
-			count[d + 1] += count[d];
+			count[b][d + 1] += count[b][d];
 		for (size_t i = 0; i < n; i++) {
-			size_t at = count[(key[i] >> shift) & 0xff]++;
+			size_t at = count[b][(key[i] >> shift) & 0xff]++;
 
 			key2[at] = key[i];
-			tmp[at] = order[i];
+			tmp[at] = ord[i];
 		}
-		memcpy(key, key2, n * sizeof(*key));
-		memcpy(order, tmp, n * sizeof(*order));
+		kt = key, key = key2, key2 = kt;	/* the next pass reads what this one wrote */
+		ot = ord, ord = tmp, tmp = ot;
+	}
+	if (ord != order) {
+		memcpy(order, ord, n * sizeof(*order));
+		tmp = ord;	/* the caller's order is freed by the caller */
 	}
 	ret = 0;
 out:
 	free(key);
 	free(key2);
 	free(tmp);
+	free(count);
 	return ret;
+}
+
+/* The packing of s's keys (pack()): every key a replay of this input
+ * makes lies in [lo, hi): free times start at the SMs' offsets (not
+ * negative) and grow by at most a block's longest duration on any SM,
+ * plus the turnaround and gap, a block; the speed-aware choice adds a
+ * bias, maybe negative.  The key takes the bits the slot index leaves
+ * (63 - ibits: 39 or more), so that on a launch of 10M ns in all two
+ * keys pack alike only within about 1e-8 ns of each other. */
+static int key_scale(struct sim *s, const struct nt_replay_input *in, const double *dur, const double *base,
+		     const double *add, const double *flat, struct nt_err *err)
+{
+	size_t n_slots = (size_t)in->n_sm * (size_t)in->slots;
+	double lo = 0, hi = in->turnaround_ns, top = 0, bias = 0;
+
+	s->ibits = 1;
+	while (((size_t)1 << s->ibits) < n_slots)
+		s->ibits++;
+	for (int m = 0; m < in->n_sm; m++) {
+		top = fmax(top, fmax(add[m], flat[m]));
+		lo = fmin(lo, add[m]);
+		bias = fmax(bias, add[m]);
+		if (in->sm_offset)
+			hi = fmax(hi, in->turnaround_ns + in->sm_offset[m]);
+	}
+	hi += bias;
+	for (size_t i = 0; i < in->n_blocks; i++)
+		hi += fmax(dur[i], base[i] + top) + in->turnaround_ns + in->gap_ns;
+	s->lo = lo;
+	s->q = ldexp(1, 63 - (int)s->ibits) / ((hi - lo) * 1.001 + 1);
+	if (!isfinite(s->q) || !(s->q > 0))
+		return nt_err_set(err, "replay: block times out of range (%g ns in all)", hi - lo);
+	return 0;
 }
 
 static double pct(double part, double whole)
@@ -561,9 +605,10 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 	size_t n = in ? in->n_blocks : 0, n_slots;
 	double *dur = NULL, *base = NULL, *zero = NULL, *add = NULL, *flat = NULL, *st = NULL;
 	uint32_t *order = NULL;
-	struct node *heap = NULL, *heap2 = NULL, *heap3 = NULL;
+	node *heap = NULL, *heap2 = NULL, *heap3 = NULL;
 	double *free_at = NULL, *free2 = NULL, *free3 = NULL;
 	unsigned char *used = NULL, *used2 = NULL, *used3 = NULL;
+	int32_t *sm_of = NULL;
 	struct nt_replay_result r;
 	double mean_lat = 0, tail_start = 0;
 	int64_t t0, t1;
@@ -590,7 +635,8 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 	add = malloc(in->n_sm * sizeof(*add));
 	flat = malloc(in->n_sm * sizeof(*flat));
 	st = malloc(n * sizeof(*st));
-	if (!dur || !base || !order || !heap || !free_at || !used || !heap2 || !free2 || !used2 || !heap3 ||
+	sm_of = malloc(n_slots * sizeof(*sm_of));
+	if (!sm_of || !dur || !base || !order || !heap || !free_at || !used || !heap2 || !free2 || !used2 || !heap3 ||
 	    !free3 || !used3 || !zero || !add || !flat || !st) {
 		nt_err_set(err, "replay: out of memory for %zu blocks", n);
 		goto out;
@@ -615,16 +661,22 @@ int nt_replay_run(const struct nt_replay_input *in, struct nt_replay_result *out
 		add[s] = in->slope != 0 ? in->slope * in->lat[s] : 0;
 		flat[s] = in->slope * mean_lat;
 	}
+	for (size_t i = 0; i < n_slots; i++)
+		sm_of[i] = (int32_t)(i % (size_t)in->n_sm);
 	if (lpt_order(base, n, order, err))
 		goto out;
 
 	{
-		struct sim s = { .heap = heap, .free = free_at, .used = used, .n_sm = in->n_sm,
+		struct sim s = { .heap = heap, .sm_of = sm_of, .free = free_at, .used = used, .n_sm = in->n_sm,
 				 .slots = in->slots, .base = dur, .add = zero, .offset = in->sm_offset,
 				 .turnaround = in->turnaround_ns, .gap = in->gap_ns, .n = n, .start = st };
 
 		/* three replays at a time, each in its own heap and slots */
-		struct sim s2 = s, s3 = s;
+		struct sim s2, s3;
+
+		if (key_scale(&s, in, dur, base, add, flat, err))
+			goto out;
+		s2 = s3 = s;
 
 		s2.heap = heap2;
 		s2.free = free2;
@@ -688,6 +740,7 @@ out:
 	free(add);
 	free(flat);
 	free(st);
+	free(sm_of);
 	return ret;
 }
 

@@ -7,7 +7,7 @@
 void nt_sort_u64(uint64_t *v, uint64_t *tmp, size_t n)
 {
 	const uint64_t mask = (1u << DIGIT) - 1;
-	uint64_t most = 0;
+	uint64_t most = 0, *src = v, *dst = tmp, *t;
 
 	for (size_t i = 0; i < n; i++)
 		most |= v[i];
@@ -15,15 +15,17 @@ void nt_sort_u64(uint64_t *v, uint64_t *tmp, size_t n)
 		size_t count[(1 << DIGIT) + 1] = { 0 };
 
 		for (size_t i = 0; i < n; i++)
-			count[((v[i] >> shift) & mask) + 1]++;
-		if (count[((v[0] >> shift) & mask) + 1] == n)
+			count[((src[i] >> shift) & mask) + 1]++;
+		if (count[((src[0] >> shift) & mask) + 1] == n)
 			continue;	/* one digit value: this pass orders nothing */
 		for (int d = 0; d < 1 << DIGIT; d++)
 			count[d + 1] += count[d];
 		for (size_t i = 0; i < n; i++)
-			tmp[count[(v[i] >> shift) & mask]++] = v[i];
-		memcpy(v, tmp, n * sizeof(*v));
+			dst[count[(src[i] >> shift) & mask]++] = src[i];
+		t = src, src = dst, dst = t;	/* the next pass reads what this one wrote */
 	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
 }
 
 double nt_kth_double(double *v, size_t n, size_t k)
