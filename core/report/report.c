@@ -656,11 +656,9 @@ static int merge_shard(struct nt_report *r, struct tstate *ts)
 	return 0;
 }
 
-/* Stage 2 of a trace: every kernel's fit and native time. */
-static int read_fits(struct tstate *ts)
+/* After stage 2: a trace's fit samples freed. */
+static void free_fits(struct tstate *ts)
 {
-	int ret = nt_report_fit_kernels(ts) ? -1 : 0;	/* native times included */
-
 	for (int k = 0; k < ts->n_k && ts->fb; k++)
 		free(ts->fb[k]);
 	free(ts->fb);
@@ -669,7 +667,6 @@ static int read_fits(struct tstate *ts)
 	ts->fb = NULL;
 	ts->n_fb = ts->seen_fb = NULL;
 	free_keys(ts);
-	return ret;
 }
 
 /* Stage 3, once every kernel has its verdict: each trace's launches
@@ -830,6 +827,8 @@ static void program_sums(struct nt_report *r)
 struct build {
 	struct nt_report *r;
 	struct tstate *ts;
+	int *fit_trace;		/* stage 2's kernels, r->n_kernels: each one's trace */
+	struct nt_err *fit_err;	/* ... and its error */
 };
 
 static int stage_rows(int i, void *arg)
@@ -839,11 +838,23 @@ static int stage_rows(int i, void *arg)
 	return read_rows(b->r, i, &b->ts[i]);
 }
 
-static int stage_fits(int i, void *arg)
+/* Stage 2 of a trace: its kernels' fit samples and native times. */
+static int stage_samples(int i, void *arg)
 {
 	struct build *b = arg;
 
-	return read_fits(&b->ts[i]);
+	return nt_report_fit_samples(&b->ts[i]);
+}
+
+/* Then kernel i of the report (in trace order) fitted, on any thread: one
+ * trace's kernels spread over every core (a training trace's fits were
+ * 88% of its report, on one core). */
+static int stage_fit(int i, void *arg)
+{
+	struct build *b = arg;
+	struct tstate *ts = &b->ts[b->fit_trace[i]];
+
+	return nt_report_fit_kernel(ts, i - ts->k0, &b->fit_err[i]);
 }
 
 /* One stage over every trace: 0, or -1 with the first failing trace's
@@ -856,6 +867,39 @@ static int stage(struct build *b, int threads, int (*fn)(int i, void *arg), stru
 		return 0;
 	*err = *b->ts[failed].err;
 	return -1;
+}
+
+/* Stage 2: 0, or -1 with the first failure's error (the same whatever the
+ * threads). */
+static int fits(struct build *b, int threads, struct nt_err *err)
+{
+	struct nt_report *r = b->r;
+	int ret = -1, failed;
+
+	if (stage(b, threads, stage_samples, err))
+		goto out;
+	b->fit_trace = malloc((r->n_kernels ? r->n_kernels : 1) * sizeof(*b->fit_trace));
+	b->fit_err = calloc(r->n_kernels ? r->n_kernels : 1, sizeof(*b->fit_err));
+	if (!b->fit_trace || !b->fit_err) {
+		nt_err_set(err, "out of memory");
+		goto out;
+	}
+	for (int t = 0; t < r->n_traces; t++)
+		for (int k = 0; k < b->ts[t].n_k; k++)
+			b->fit_trace[b->ts[t].k0 + k] = t;
+	if ((failed = nt_workers_run(r->n_kernels, threads, stage_fit, b)) >= 0) {
+		*err = b->fit_err[failed];
+		goto out;
+	}
+	ret = 0;
+out:
+	for (int t = 0; t < r->n_traces; t++)
+		free_fits(&b->ts[t]);
+	free(b->fit_trace);
+	free(b->fit_err);
+	b->fit_trace = NULL;
+	b->fit_err = NULL;
+	return ret;
 }
 
 /* Each trace's part of r->launches, in trace order. */
@@ -879,7 +923,7 @@ int nt_report_build(const char *const *paths, int n, int threads, int flags, nt_
 {
 	struct nt_report *r = calloc(1, sizeof(*r));
 	struct tstate *ts = calloc(n > 0 ? n : 1, sizeof(*ts));
-	struct build b = { r, ts };
+	struct build b = { r, ts, NULL, NULL };
 	int ret = -1;
 
 	*out = NULL;
@@ -906,7 +950,7 @@ int nt_report_build(const char *const *paths, int n, int threads, int flags, nt_
 		}
 		find_maps(&ts[i], get_map, arg);
 	}
-	if (stage(&b, threads, stage_fits, err) || nt_report_judge(r, err) || place_launches(r, ts, err) ||
+	if (fits(&b, threads, err) || nt_report_judge(r, err) || place_launches(r, ts, err) ||
 	    read_replays(r, ts, threads, err))
 		goto out;
 	program_sums(r);

@@ -431,7 +431,7 @@ static int probe_correct(struct tstate *ts)
 
 /* Kernel k of this trace (r->kernels[k0 + k]): the fit and what follows
  * from it. */
-static int fit_kernel(struct tstate *ts, int k)
+int nt_report_fit_kernel(struct tstate *ts, int k, struct nt_err *err)
 {
 	struct nt_report_kernel *e = &ts->r->kernels[ts->k0 + k];
 	struct nt_map *m = nt_report_map(ts, e->device);
@@ -443,12 +443,12 @@ static int fit_kernel(struct tstate *ts, int k)
 	e->fitted = !nt_attrib_fit(ts->fb[k], ts->n_fb[k], m->chain, m->n_sm, &e->fit, &ferr);
 	if (!e->fitted || !e->fit.fitted)
 		return 0;
-	if (kernel_medians(e, ts->fb[k], ts->n_fb[k], ts->err))
+	if (kernel_medians(e, ts->fb[k], ts->n_fb[k], err))
 		return -1;
-	return kernel_covariates(e, ts->fb[k], ts->n_fb[k], ts->err);
+	return kernel_covariates(e, ts->fb[k], ts->n_fb[k], err);
 }
 
-int nt_report_fit_kernels(struct tstate *ts)
+int nt_report_fit_samples(struct tstate *ts)
 {
 	struct nt_report_blocks bl = { 0 };
 	int ret = -1;
@@ -456,9 +456,6 @@ int nt_report_fit_kernels(struct tstate *ts)
 	/* the native times first: the probe's share corrects the blocks */
 	if (fit_samples(ts, &bl) || nt_report_read_native(ts) || probe_correct(ts))
 		goto out;
-	for (int k = 0; k < ts->n_k; k++)
-		if (fit_kernel(ts, k))
-			goto out;
 	ret = 0;
 out:
 	nt_report_blocks_free(&bl);

@@ -124,11 +124,16 @@ int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *
  * memory. */
 double *nt_report_replay_lat(const struct nt_map *m, int n_sm);
 
-/* report_fit.c: count every kernel's launches and blocks, then fit the
- * trace's kernels on a sample of their blocks, with their per-SM medians
- * and the r of those with what else varies by SM (report.h; the common
- * pattern is report_verdict.c's).  0, or -1 with ts->err set. */
-int nt_report_fit_kernels(struct tstate *ts);
+/* report_fit.c: count every kernel's launches and blocks, read a sample
+ * of their blocks and the native times.  0, or -1 with ts->err set. */
+int nt_report_fit_samples(struct tstate *ts);
+
+/* report_fit.c: then fit kernel k (0..ts->n_k - 1) of the trace on its
+ * sample, with its per-SM medians and the r of those with what else
+ * varies by SM (report.h; the common pattern is report_verdict.c's).
+ * Touches only that kernel, so kernels may be fitted on several threads.
+ * 0, or -1 with *err set. */
+int nt_report_fit_kernel(struct tstate *ts, int k, struct nt_err *err);
 
 /* report_fit.c: k's persistent work share per SM (report.h) by its fit,
  * at its slope when it is L2-sensitive, else at slope 0 (equal shares).
