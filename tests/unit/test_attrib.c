@@ -454,6 +454,43 @@ static void test_coresidency(void **state)
 	}
 }
 
+/* Random launches against a direct count, on both sides of the packed
+ * keys' limit: small times and SMs (packed into one integer) and times
+ * 2^40 ns apart on SMs near 2^31 (too wide: the comparison sort). */
+static void test_coresidency_random(void **state)
+{
+	enum { N = 300 };
+	int32_t sm[N], out[N], wave[N];
+	int64_t st[N], en[N];
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	struct nt_err err;
+
+	(void)state;
+	for (int wide = 0; wide < 2; wide++) {
+		for (int round = 0; round < 20; round++) {
+			for (int i = 0; i < N; i++) {
+				s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+				sm[i] = (int32_t)(s % 5) + (wide ? INT32_MAX - 5 : 0);
+				st[i] = (int64_t)((s >> 8) % 40) << (wide ? 38 : 0);
+				en[i] = st[i] + ((int64_t)((s >> 20) % 15) << (wide ? 38 : 0));
+			}
+			assert_int_equal(nt_attrib_coresidency(sm, st, en, N, out, &err), 0);
+			assert_int_equal(nt_attrib_waves(st, N, 7, wave, &err), 0);
+			for (int i = 0; i < N; i++) {
+				int64_t m = st[i] + (en[i] - st[i]) / 2;
+				int32_t c = 0, before = 0;
+
+				for (int j = 0; j < N; j++) {
+					c += j != i && sm[j] == sm[i] && st[j] <= m && en[j] > m;
+					before += st[j] < st[i] || (st[j] == st[i] && j < i);
+				}
+				assert_int_equal(out[i], c);
+				assert_int_equal(wave[i], before / 7);
+			}
+		}
+	}
+}
+
 static void test_waves(void **state)
 {
 	int64_t st[] = { 50, 10, 30, 10, 70, 20, 60 };
@@ -648,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_controlled),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_coresidency),
+		cmocka_unit_test(test_coresidency_random),
 		cmocka_unit_test(test_waves),
 		cmocka_unit_test(test_sm_medians),
 		cmocka_unit_test(test_real_chase),
