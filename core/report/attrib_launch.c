@@ -86,57 +86,54 @@ static uint64_t packed(const struct packing *p, int32_t sm, int64_t v, uint64_t 
 	return p->smshift < 64 ? k | (uint64_t)sm << p->smshift : k;
 }
 
-/* First index in k[0..n) greater than x. */
-static size_t upper_u64(const uint64_t *k, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Both with packed keys: 0 done, 1 the keys do not fit, -1 out of
  * memory. */
 static int coresidency_packed(const int32_t *sm, const int64_t *start, const int64_t *end, size_t n,
 			      int32_t *out)
 {
 	struct packing p;
-	uint64_t *ks, *ke, *tmp, all;
+	uint64_t *ks, *ke, *mid, *tmp, all;
 
 	if (!packable(sm, start, end, n, &p))
 		return 1;
 	all = p.vshift ? ((uint64_t)1 << p.vshift) - 1 : 0;	/* every index: the last of an (sm, v) */
 	ks = malloc(sizeof(*ks) * n);
 	ke = malloc(sizeof(*ke) * n);
+	mid = malloc(sizeof(*mid) * n);
 	tmp = malloc(sizeof(*tmp) * n);
-	if (!ks || !ke || !tmp) {
+	if (!ks || !ke || !mid || !tmp) {
 		free(ks);
 		free(ke);
+		free(mid);
 		free(tmp);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
+		int64_t m = start[i] + (int64_t)(((uint64_t)end[i] - (uint64_t)start[i]) / 2);
+
 		ks[i] = packed(&p, sm[i], start[i], i);
 		ke[i] = packed(&p, sm[i], end[i], i);
+		mid[i] = packed(&p, sm[i], m, i);
 	}
 	nt_sort_u64(ks, tmp, n);
 	nt_sort_u64(ke, tmp, n);
-	for (size_t i = 0; i < n; i++) {
-		int64_t m = start[i] + (int64_t)(((uint64_t)end[i] - (uint64_t)start[i]) / 2);
-		uint64_t x = packed(&p, sm[i], m, all);
-		size_t c = upper_u64(ks, n, x) - upper_u64(ke, n, x);
+	nt_sort_u64(mid, tmp, n);
+	/* the midpoints in order, each counting the starts and ends at or
+	 * before it in one walk down both lists (a binary search in each
+	 * was a mispredicted branch a level) */
+	for (size_t q = 0, a = 0, z = 0; q < n; q++) {
+		uint64_t x = mid[q] | all;
+		size_t i = (size_t)(mid[q] & all);
 
-		out[i] = (int32_t)(c - (end[i] > start[i]));
+		while (a < n && ks[a] <= x)
+			a++;
+		while (z < n && ke[z] <= x)
+			z++;
+		out[i] = (int32_t)(a - z - (end[i] > start[i]));
 	}
 	free(ks);
 	free(ke);
+	free(mid);
 	free(tmp);
 	return 0;
 }
