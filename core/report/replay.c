@@ -269,12 +269,18 @@ static void simulate3(const struct sim *a, double *tail_a, double *ma, const str
 
 /* order[] = block ids by base descending, ties by id: an LSD radix sort
  * (stable, so ids stay ascending within a tie) of the doubles' bits
- * mapped to unsigned integers that sort the other way round. */
+ * mapped to unsigned integers that sort the other way round, in 11-bit
+ * digits (a launch's doubles share their sign and exponent, the top
+ * digit, so five passes where bytes took seven), every digit counted in
+ * one pass. */
+#define LPT_DIGIT 11
+#define LPT_DIGITS ((64 + LPT_DIGIT - 1) / LPT_DIGIT)
 static int lpt_order(const double *base, size_t n, uint32_t *order, struct nt_err *err)
 {
+	const uint64_t mask = ((uint64_t)1 << LPT_DIGIT) - 1;
 	uint64_t *key = malloc(n * sizeof(*key)), *key2 = malloc(n * sizeof(*key2)), *kt;
 	uint32_t *tmp = malloc(n * sizeof(*tmp)), *ord = order, *ot;
-	size_t (*count)[257] = calloc(8, sizeof(*count));	/* each byte's, counted in one pass */
+	size_t (*count)[(1 << LPT_DIGIT) + 1] = calloc(LPT_DIGITS, sizeof(*count));
 	int ret = -1;
 
 	if (!key || !key2 || !tmp || !count) {
@@ -291,16 +297,16 @@ static int lpt_order(const double *base, size_t n, uint32_t *order, struct nt_er
 		u = (u >> 63) ? ~u : u | (1ULL << 63);
 		key[i] = ~u;
 		order[i] = (uint32_t)i;
-		for (int b = 0; b < 8; b++)
-			count[b][((key[i] >> (8 * b)) & 0xff) + 1]++;
+		for (int b = 0; b < LPT_DIGITS; b++)
+			count[b][((key[i] >> (LPT_DIGIT * b)) & mask) + 1]++;
 	}
-	for (int b = 0, shift = 0; b < 8; b++, shift += 8) {
-		if (count[b][((key[0] >> shift) & 0xff) + 1] == n)
-			continue;	/* one bucket: this byte orders nothing */
-		for (int d = 0; d < 256; d++)
+	for (int b = 0, shift = 0; b < LPT_DIGITS; b++, shift += LPT_DIGIT) {
+		if (count[b][((key[0] >> shift) & mask) + 1] == n)
+			continue;	/* one value: this digit orders nothing */
+		for (int d = 0; d < 1 << LPT_DIGIT; d++)
 			count[b][d + 1] += count[b][d];
 		for (size_t i = 0; i < n; i++) {
-			size_t at = count[b][(key[i] >> shift) & 0xff]++;
+			size_t at = count[b][(key[i] >> shift) & mask]++;
 
 			key2[at] = key[i];
 			tmp[at] = ord[i];
