@@ -15,24 +15,23 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* offset[] (dispatch.h): first starts per SM, the median for the others. */
-static int offsets(const struct nt_replay_block *b, size_t n, int n_sm, int64_t t0, double *offset)
+/* offset[] (dispatch.h): first starts per SM (each SM's starts are
+ * sorted), the median for the others. */
+static int offsets(const struct nt_dispatch_prep *p, double *offset)
 {
-	double *seen = malloc((size_t)n_sm * sizeof(*seen)), med;
+	double *seen = malloc((size_t)p->n_sm * sizeof(*seen)), med;
 	int m = 0;
 
 	if (!seen)
 		return -1;
-	for (int s = 0; s < n_sm; s++)
-		offset[s] = INFINITY;
-	for (size_t i = 0; i < n; i++)
-		offset[b[i].sm] = fmin(offset[b[i].sm], (double)(b[i].t_start_ns - t0));
-	for (int s = 0; s < n_sm; s++)
+	for (int s = 0; s < p->n_sm; s++) {
+		offset[s] = p->at[s] < p->at[s + 1] ? (double)p->by_s[p->at[s]] : INFINITY;
 		if (isfinite(offset[s]))
 			seen[m++] = offset[s];
+	}
 	qsort(seen, m, sizeof(*seen), cmp_double);
 	med = m ? seen[(m - 1) / 2] : 0;
-	for (int s = 0; s < n_sm; s++)
+	for (int s = 0; s < p->n_sm; s++)
 		if (!isfinite(offset[s]))
 			offset[s] = med;
 	free(seen);
@@ -49,34 +48,60 @@ static void time_keys(const struct nt_replay_block *b, size_t n, int64_t t0, int
 	nt_sort_u64(key, tmp, n);
 }
 
+/* Each SM's times in order, by a stable counting sort by SM of keys
+ * sorted by time: p->at[], by_s[] and by_e[]. */
+static void by_sm(struct nt_dispatch_prep *p)
+{
+	size_t *at = p->at, *pos = at + p->n_sm + 1;
+
+	memset(at, 0, ((size_t)p->n_sm + 1) * sizeof(*at));
+	for (size_t i = 0; i < p->n; i++)
+		at[(p->ks[i] & ((1u << SM_BITS) - 1)) + 1]++;
+	for (int s = 0; s < p->n_sm; s++)
+		at[s + 1] += at[s];
+	for (int pass = 0; pass < 2; pass++) {
+		const uint64_t *k = pass ? p->ke : p->ks;
+		uint64_t *out = pass ? p->by_e : p->by_s;
+
+		memcpy(pos, at, ((size_t)p->n_sm + 1) * sizeof(*pos));
+		for (size_t i = 0; i < p->n; i++)
+			out[pos[k[i] & ((1u << SM_BITS) - 1)]++] = k[i] >> SM_BITS;
+	}
+}
+
+/* The most blocks at once on one SM (nt_replay_observed_slots): each
+ * SM's starts and ends merged, an end first at a tie ([start, end)). */
+static int most_at_once(const struct nt_dispatch_prep *p)
+{
+	int most = 0;
+
+	for (int s = 0; s < p->n_sm; s++) {
+		size_t i = p->at[s], j = p->at[s], end = p->at[s + 1];
+		int run = 0;
+
+		while (i < end) {
+			if (j < end && p->by_e[j] <= p->by_s[i]) {
+				run--;
+				j++;
+			} else {
+				run++;
+				i++;
+				most = run > most ? run : most;
+			}
+		}
+	}
+	return most;
+}
+
 /* The slot gaps the records show (dispatch.h), shifted by 2^63 to sort
- * as unsigned; their number.  at[n_sm + 1] is scratch. */
-static size_t slot_gaps(const uint64_t *ks, const uint64_t *ke, size_t n, int n_sm, int slots, size_t *at,
-			uint64_t *by_s, uint64_t *by_e, uint64_t *gap)
+ * as unsigned, into gap; their number. */
+static size_t slot_gaps(const struct nt_dispatch_prep *p, int slots, uint64_t *gap)
 {
 	size_t g = 0;
 
-	/* a stable counting sort by SM keeps each SM's times in order */
-	memset(at, 0, ((size_t)n_sm + 1) * sizeof(*at));
-	for (size_t i = 0; i < n; i++)
-		at[(ks[i] & ((1u << SM_BITS) - 1)) + 1]++;
-	for (int s = 0; s < n_sm; s++)
-		at[s + 1] += at[s];
-	for (int pass = 0; pass < 2; pass++) {
-		const uint64_t *k = pass ? ke : ks;
-		uint64_t *out = pass ? by_e : by_s;
-		size_t *pos = malloc(((size_t)n_sm + 1) * sizeof(*pos));
-
-		if (!pos)
-			return (size_t)-1;
-		memcpy(pos, at, ((size_t)n_sm + 1) * sizeof(*pos));
-		for (size_t i = 0; i < n; i++)
-			out[pos[k[i] & ((1u << SM_BITS) - 1)]++] = k[i] >> SM_BITS;
-		free(pos);
-	}
-	for (int s = 0; s < n_sm; s++)
-		for (size_t k = 0; at[s] + slots + k < at[s + 1]; k++)
-			gap[g++] = (by_s[at[s] + slots + k] - by_e[at[s] + k]) + ((uint64_t)1 << 63);
+	for (int s = 0; s < p->n_sm; s++)
+		for (size_t k = 0; p->at[s] + slots + k < p->at[s + 1]; k++)
+			gap[g++] = (p->by_s[p->at[s] + slots + k] - p->by_e[p->at[s] + k]) + ((uint64_t)1 << 63);
 	return g;
 }
 
@@ -147,57 +172,88 @@ static int check(const struct nt_replay_block *b, size_t n, int n_sm, int64_t *t
 	return 0;
 }
 
-int nt_dispatch_fit(const struct nt_replay_block *b, size_t n, int n_sm, int slots, double *offset,
-		    struct nt_dispatch *out, struct nt_err *err)
+void nt_dispatch_prep_free(struct nt_dispatch_prep *p)
 {
-	uint64_t *ks = NULL, *ke = NULL, *tmp = NULL, *by_s = NULL, *by_e = NULL;
+	free(p->ks);
+	free(p->ke);
+	free(p->by_s);
+	free(p->by_e);
+	free(p->at);
+	memset(p, 0, sizeof(*p));
+}
+
+int nt_dispatch_prepare(const struct nt_replay_block *b, size_t n, int n_sm, struct nt_dispatch_prep *p,
+			struct nt_err *err)
+{
+	uint64_t *tmp;
+
+	memset(p, 0, sizeof(*p));
+	if (!b || !n)
+		return nt_err_set(err, "dispatch: %zu blocks", n);
+	if (check(b, n, n_sm, &p->t0, err))
+		return -1;
+	p->n = n;
+	p->n_sm = n_sm;
+	p->ks = malloc(n * sizeof(*p->ks));
+	p->ke = malloc(n * sizeof(*p->ke));
+	p->by_s = malloc(n * sizeof(*p->by_s));
+	p->by_e = malloc(n * sizeof(*p->by_e));
+	p->at = malloc(2 * ((size_t)n_sm + 1) * sizeof(*p->at));	/* and by_sm()'s scratch */
+	tmp = malloc(n * sizeof(*tmp));
+	if (!p->ks || !p->ke || !p->by_s || !p->by_e || !p->at || !tmp) {
+		free(tmp);
+		nt_dispatch_prep_free(p);
+		return nt_err_set(err, "dispatch: out of memory for %zu blocks", n);
+	}
+	time_keys(b, n, p->t0, 0, p->ks, tmp);
+	time_keys(b, n, p->t0, 1, p->ke, tmp);
+	free(tmp);
+	by_sm(p);
+	p->observed_slots = most_at_once(p);
+	return 0;
+}
+
+int nt_dispatch_fit_prepared(const struct nt_dispatch_prep *p, int slots, double *offset, struct nt_dispatch *out,
+			     struct nt_err *err)
+{
+	uint64_t *gaps = NULL, *tmp = NULL;
 	double *s = NULL, *e = NULL, hi, best = INFINITY, prev = -1;
-	size_t n_slots = (size_t)n_sm * (size_t)(slots > 0 ? slots : 1), len, g, stride, *at = NULL;
+	size_t n = p->n, n_slots = (size_t)p->n_sm * (size_t)(slots > 0 ? slots : 1), len, g, stride;
 	struct refills f;
-	int64_t t0 = 0;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!b || !n || slots < 1)
+	if (!n || slots < 1)
 		return nt_err_set(err, "dispatch: %zu blocks, %d slots", n, slots);
-	if (check(b, n, n_sm, &t0, err))
-		return -1;
-	if (offsets(b, n, n_sm, t0, offset))
+	if (offsets(p, offset))
 		return nt_err_set(err, "dispatch: out of memory");
 	if (n <= n_slots)
 		return 0;	/* one wave: nothing is refilled */
 	len = n - n_slots;
-	ks = malloc(n * sizeof(*ks));
-	ke = malloc(n * sizeof(*ke));
+	gaps = malloc(n * sizeof(*gaps));
 	tmp = malloc(n * sizeof(*tmp));
-	by_s = malloc(n * sizeof(*by_s));
-	by_e = malloc(n * sizeof(*by_e));
-	at = malloc(((size_t)n_sm + 1) * sizeof(*at));
 	stride = (len + NT_DISPATCH_FIT_POINTS - 1) / NT_DISPATCH_FIT_POINTS;
 	f.p = (len + stride - 1) / stride;
 	s = malloc(f.p * sizeof(*s));
 	e = malloc(f.p * sizeof(*e));
-	if (!ks || !ke || !tmp || !by_s || !by_e || !at || !s || !e)
+	if (!gaps || !tmp || !s || !e)
 		goto oom;
-	time_keys(b, n, t0, 0, ks, tmp);
-	time_keys(b, n, t0, 1, ke, tmp);
 	for (size_t j = 0; j < f.p; j++) {
-		s[j] = (double)(ks[n_slots + j * stride] >> SM_BITS);
-		e[j] = (double)(ke[j * stride] >> SM_BITS);
+		s[j] = (double)(p->ks[n_slots + j * stride] >> SM_BITS);
+		e[j] = (double)(p->ke[j * stride] >> SM_BITS);
 	}
 	f.s = s;
 	f.e = e;
 	f.stride = (double)stride;
-	hi = len > 1 ? (double)((ks[n - 1] >> SM_BITS) - (ks[n_slots] >> SM_BITS)) / (double)(len - 1) : 0;
-	/* the slot gaps, sorted, into tmp */
-	if ((g = slot_gaps(ks, ke, n, n_sm, slots, at, by_s, by_e, tmp)) == (size_t)-1)
-		goto oom;
-	nt_sort_u64(tmp, by_s, g);
+	hi = len > 1 ? (double)((p->ks[n - 1] >> SM_BITS) - (p->ks[n_slots] >> SM_BITS)) / (double)(len - 1) : 0;
+	/* the slot gaps, sorted */
+	g = slot_gaps(p, slots, gaps);
+	nt_sort_u64(gaps, tmp, g);
 	for (int q = 0; q <= 12; q++) {
 		double turnaround = 0, ferr, gap;
 
 		if (g) {
-			int64_t v = (int64_t)(tmp[(size_t)((double)(g - 1) * q / 20.0)] - ((uint64_t)1 << 63));
+			int64_t v = (int64_t)(gaps[(size_t)((double)(g - 1) * q / 20.0)] - ((uint64_t)1 << 63));
 
 			turnaround = v > 0 ? (double)v : 0;
 		}
@@ -218,13 +274,25 @@ int nt_dispatch_fit(const struct nt_replay_block *b, size_t n, int n_sm, int slo
 oom:
 	nt_err_set(err, "dispatch: out of memory for %zu blocks", n);
 out:
-	free(ks);
-	free(ke);
+	free(gaps);
 	free(tmp);
-	free(by_s);
-	free(by_e);
-	free(at);
 	free(s);
 	free(e);
+	return ret;
+}
+
+int nt_dispatch_fit(const struct nt_replay_block *b, size_t n, int n_sm, int slots, double *offset,
+		    struct nt_dispatch *out, struct nt_err *err)
+{
+	struct nt_dispatch_prep p;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!b || !n || slots < 1)
+		return nt_err_set(err, "dispatch: %zu blocks, %d slots", n, slots);
+	if (nt_dispatch_prepare(b, n, n_sm, &p, err))
+		return -1;
+	ret = nt_dispatch_fit_prepared(&p, slots, offset, out, err);
+	nt_dispatch_prep_free(&p);
 	return ret;
 }

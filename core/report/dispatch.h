@@ -66,4 +66,26 @@ struct nt_dispatch {
 int nt_dispatch_fit(const struct nt_replay_block *b, size_t n, int n_sm, int slots, double *offset,
 		    struct nt_dispatch *out, struct nt_err *err);
 
+/* The same in two steps, for a caller that needs the slots the records
+ * show before it knows `slots`: a launch's times sorted once serve both
+ * (sorting them again for nt_replay_observed_slots was a twentieth of
+ * the report's time). */
+struct nt_dispatch_prep {
+	size_t n;
+	int n_sm;
+	int64_t t0;		/* the first start */
+	uint64_t *ks, *ke;	/* [n] starts, ends: (time from t0) << 11 | SM, ascending */
+	size_t *at;		/* SM s's times are by_s/by_e[at[s] .. at[s + 1]) */
+	uint64_t *by_s, *by_e;	/* [n] each SM's starts, ends from t0, ascending */
+	int observed_slots;	/* the most blocks at once on one SM, as nt_replay_observed_slots */
+};
+
+/* Check and sort b as nt_dispatch_fit does; -1 with err set as it does
+ * (then nothing to free). */
+int nt_dispatch_prepare(const struct nt_replay_block *b, size_t n, int n_sm, struct nt_dispatch_prep *p,
+			struct nt_err *err);
+int nt_dispatch_fit_prepared(const struct nt_dispatch_prep *p, int slots, double *offset, struct nt_dispatch *out,
+			     struct nt_err *err);
+void nt_dispatch_prep_free(struct nt_dispatch_prep *p);
+
 #endif

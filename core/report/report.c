@@ -284,16 +284,22 @@ static void find_maps(struct tstate *ts, nt_report_map_fn get_map, void *arg)
  * blocks never slowed each other; the records alone overstate it on
  * multi-wave launches (a block is seen starting before its predecessor's
  * exit is recorded). */
-int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *rb, size_t n, int *observed)
+int nt_report_slots_seen(const struct ldesc *d, int seen, int *observed)
 {
-	int seen = 0;
-
-	if (nt_replay_observed_slots(rb, n, &seen, NULL) || seen < 1)
-		seen = 0;
+	seen = seen < 1 ? 0 : seen;
 	*observed = seen && (d->max_bps <= 0 || seen < d->max_bps);
 	if (*observed)
 		return seen;
 	return d->max_bps > 0 ? d->max_bps : 1;
+}
+
+int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *rb, size_t n, int *observed)
+{
+	int seen = 0;
+
+	if (nt_replay_observed_slots(rb, n, &seen, NULL))
+		seen = 0;
+	return nt_report_slots_seen(d, seen, observed);
 }
 
 double *nt_report_replay_lat(const struct nt_map *m, int n_sm)
@@ -325,6 +331,7 @@ static int second_pass_launch(struct tstate *ts, const struct ldesc *d, struct n
 	int how = REPLAY_NOT;
 	struct nt_map *m = nt_report_map(ts, d->device);
 	struct nt_replay_input in = { 0 };
+	struct nt_dispatch_prep prep = { 0 };
 	struct nt_replay_block *rb = NULL;
 	double *lat = NULL, *offset = NULL;
 	struct nt_err err;
@@ -362,14 +369,21 @@ static int second_pass_launch(struct tstate *ts, const struct ldesc *d, struct n
 	}
 	n = bl->n;
 	in.n_sm = nt_report_sm_count(ts, d->device);
-	in.slots = out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
+	/* the launch's times sorted once, for the slots it shows and its
+	 * dispatch */
+	if (nt_dispatch_prepare(rb, n, in.n_sm, &prep, &err)) {
+		out->slots = nt_report_launch_slots(d, rb, n, &out->slots_observed);
+		snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
+		goto out;
+	}
+	in.slots = out->slots = nt_report_slots_seen(d, prep.observed_slots, &out->slots_observed);
 	in.blocks = rb;
 	in.n_blocks = n;
 	if (!(offset = malloc((size_t)in.n_sm * sizeof(*offset)))) {
 		snprintf(out->why, sizeof(out->why), "out of memory");
 		goto out;
 	}
-	if (nt_dispatch_fit(rb, n, in.n_sm, in.slots, offset, &out->dispatch, &err)) {
+	if (nt_dispatch_fit_prepared(&prep, in.slots, offset, &out->dispatch, &err)) {
 		snprintf(out->why, sizeof(out->why), "%.191s", err.msg);
 		goto out;
 	}
@@ -393,6 +407,7 @@ static int second_pass_launch(struct tstate *ts, const struct ldesc *d, struct n
 			 out->r.error_pct < 0 ? "short" : "long", out->r.measured_ns / 1e3, out->r.waves,
 			 out->r.start_err_pct);
 out:
+	nt_dispatch_prep_free(&prep);
 	free(rb);
 	free(lat);
 	free(offset);

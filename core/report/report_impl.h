@@ -118,6 +118,8 @@ int nt_report_sm_count(struct tstate *ts, int ordinal);
  * records show running at once on one SM.  *observed: 1 when the
  * records' figure was used. */
 int nt_report_launch_slots(const struct ldesc *d, const struct nt_replay_block *rb, size_t n, int *observed);
+/* The same from the slots the records show (seen; < 1 when unknown). */
+int nt_report_slots_seen(const struct ldesc *d, int seen, int *observed);
 
 /* The map's latencies with unmeasured SMs at the mean, for n_sm SMs: the
  * replay needs a value for every SM.  A new array, NULL when out of

@@ -235,9 +235,50 @@ static void test_real_gemm_trace(void **state)
 	assert_true(c.multi >= 5);
 }
 
+/*
+ * The two steps agree with the one: random launches (blocks of no
+ * length, shared start and end times, SMs without blocks), the slots
+ * the sorted times show against nt_replay_observed_slots, and the fit
+ * from them against nt_dispatch_fit, field by field.
+ */
+static void test_prepared(void **state)
+{
+	enum { SM = 6, N = 400 };
+	struct nt_replay_block b[N];
+	uint64_t s = 0x2545f4914f6cdd1dULL;
+
+	(void)state;
+	for (int round = 0; round < 50; round++) {
+		struct nt_dispatch_prep p;
+		struct nt_dispatch d1, d2;
+		struct nt_err err;
+		double o1[SM], o2[SM];
+		size_t n = 1 + (size_t)(round * 37 % N);
+		int seen, slots;
+
+		for (size_t i = 0; i < n; i++) {
+			s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+			b[i].sm = (int)(s % (SM - 1));	/* the last SM runs nothing */
+			b[i].t_start_ns = 1000 + (int64_t)((s >> 8) % 200);
+			b[i].t_end_ns = b[i].t_start_ns + (int64_t)((s >> 20) % 4) * 25;
+		}
+		assert_int_equal(nt_replay_observed_slots(b, n, &seen, &err), 0);
+		assert_int_equal(nt_dispatch_prepare(b, n, SM, &p, &err), 0);
+		assert_int_equal(p.observed_slots, seen);
+		for (slots = 1; slots <= 3; slots++) {
+			assert_int_equal(nt_dispatch_fit(b, n, SM, slots, o1, &d1, &err), 0);
+			assert_int_equal(nt_dispatch_fit_prepared(&p, slots, o2, &d2, &err), 0);
+			assert_memory_equal(o1, o2, sizeof(o1));
+			assert_memory_equal(&d1, &d2, sizeof(d1));
+		}
+		nt_dispatch_prep_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_bad_model),
 		cmocka_unit_test(test_fit_own_records),
