@@ -101,6 +101,30 @@ void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out)
 	}
 }
 
+void nt_tpc_perm_init(const double *v, int n, struct nt_tpc_perm *p)
+{
+	p->m = 0;
+	for (int s = 0; s < n && s < NT_MAP_MAX_SM; s++)
+		p->slot[s] = -1;
+	for (int k = 0; 2 * k + 1 < n && k < NT_MAP_MAX_SM / 2; k++)
+		if (!isnan(v[2 * k]) && !isnan(v[2 * k + 1])) {
+			p->slot[2 * k] = p->slot[2 * k + 1] = p->m;
+			p->place[p->m++] = k;
+		}
+}
+
+/* nt_tpc_shuffle()'s draws, in its order */
+void nt_tpc_perm_next(struct nt_tpc_perm *p, uint64_t *state)
+{
+	memcpy(p->pair, p->place, (size_t)p->m * sizeof(*p->pair));
+	for (int i = p->m - 1; i > 0; i--) {
+		int j = (int)nt_rng_below(state, (uint32_t)i + 1), t = p->pair[i];
+
+		p->pair[i] = p->pair[j];
+		p->pair[j] = t;
+	}
+}
+
 double nt_tpc_default_tol(const double *noise, int n)
 {
 	double med = noise ? nt_median(noise, n) : NAN;

@@ -25,6 +25,7 @@
 #ifndef NT_STRUCTURE_H
 #define NT_STRUCTURE_H
 
+#include "map/map.h"
 #include "util/err.h"
 
 #include <stdint.h>
@@ -68,6 +69,26 @@ double nt_tpc_default_tol(const double *noise, int n);
  * shuffle.  n at most NT_MAP_MAX_SM; nothing is allocated.
  */
 void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out);
+
+/* The same shuffles without copying the map, for a caller that reads a
+ * few of its SMs many times over (the attribution's shuffle test): init
+ * finds v's movable pairs once; each next draws the shuffle
+ * nt_tpc_shuffle() would draw from *state, and SM s's value in it is
+ * nt_tpc_perm_value(). */
+struct nt_tpc_perm {
+	int m;				/* movable pairs */
+	int place[NT_MAP_MAX_SM / 2];	/* [m] their pair numbers, in smid order */
+	int pair[NT_MAP_MAX_SM / 2];	/* [m] the pair whose values place[k] takes */
+	int slot[NT_MAP_MAX_SM];	/* SM s: its pair's k among the places, or -1 */
+};
+void nt_tpc_perm_init(const double *v, int n, struct nt_tpc_perm *p);
+void nt_tpc_perm_next(struct nt_tpc_perm *p, uint64_t *state);
+static inline double nt_tpc_perm_value(const struct nt_tpc_perm *p, const double *v, int s)
+{
+	int k = p->slot[s];
+
+	return k < 0 ? v[s] : v[2 * p->pair[k] + (s & 1)];
+}
 
 /*
  * GPC-like groups by average-linkage agglomerative clustering of the SMs'

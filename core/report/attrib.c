@@ -397,14 +397,15 @@ int nt_attrib_bh(const double *p, int m, double *q)
 int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const double *lat, int n_sm,
 			   struct nt_attrib_test *out, struct nt_err *err)
 {
-	double *rc = malloc(sizeof(*rc) * (m > 0 ? m : 1)), *shuf = malloc(sizeof(*shuf) * n_sm);
+	double *rc = malloc(sizeof(*rc) * (m > 0 ? m : 1));
 	struct ranked *tmp = malloc(sizeof(*tmp) * (m > 0 ? m : 1));
+	struct nt_tpc_perm *perm = malloc(sizeof(*perm));
 	uint64_t seed = NT_ATTRIB_SHUFFLE_SEED;
 	double observed = 0;
 	int64_t above = 0, k;
 	int ret = -1;
 
-	if (!rc || !shuf || !tmp) {
+	if (!rc || !tmp || !perm) {
 		nt_err_set(err, "attribution: out of memory");
 		goto out;
 	}
@@ -414,12 +415,15 @@ int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const doubl
 	/* Besag and Clifford's sequential test: stop at the STOP-th shuffle
 	 * that reaches the observed statistic (p = STOP / shuffles), else
 	 * after all of them (p = (reached + 1) / (shuffles + 1)). */
+	/* nt_tpc_shuffle()'s maps, only the SMs used read from each (a
+	 * copy of the map a shuffle was most of the test's time) */
+	nt_tpc_perm_init(lat, n_sm, perm);
 	for (k = 1; k <= NT_ATTRIB_SHUFFLES; k++) {
 		double t = 0;
 
-		nt_tpc_shuffle(lat, n_sm, &seed, shuf);
+		nt_tpc_perm_next(perm, &seed);
 		for (int j = 0; j < m; j++)
-			t += shuf[sm_of[j]] * rc[j];
+			t += nt_tpc_perm_value(perm, lat, sm_of[j]) * rc[j];
 		/* a tie counts: the identity permutation reaches it exactly */
 		if (t >= observed - 1e-9 * fabs(observed) && ++above == NT_ATTRIB_SHUFFLE_STOP)
 			break;
@@ -435,7 +439,7 @@ int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const doubl
 	ret = 0;
 out:
 	free(rc);
-	free(shuf);
+	free(perm);
 	free(tmp);
 	return ret;
 }

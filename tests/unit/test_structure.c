@@ -98,6 +98,34 @@ static void test_tpc_shuffle(void **state)
 	assert_true(moved > 0);
 }
 
+/* nt_tpc_perm draws nt_tpc_shuffle's maps: the same values, SM by SM,
+ * from the same seed, on maps with NAN pairs and an odd last SM. */
+static void test_tpc_perm(void **state)
+{
+	double v[132], out[132];
+	uint64_t a = 99, b = 99, r = 5;
+	static struct nt_tpc_perm p;
+
+	(void)state;
+	for (int n = 1; n <= 132; n += 13) {
+		for (int s = 0; s < n; s++) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[s] = (r >> 60) == 3 ? NAN : (double)(r >> 40);
+		}
+		nt_tpc_perm_init(v, n, &p);
+		for (int t = 0; t < 50; t++) {
+			nt_tpc_shuffle(v, n, &a, out);
+			nt_tpc_perm_next(&p, &b);
+			assert_true(a == b);
+			for (int s = 0; s < n; s++) {
+				double x = nt_tpc_perm_value(&p, v, s);
+
+				assert_true(x == out[s] || (isnan(x) && isnan(out[s])));
+			}
+		}
+	}
+}
+
 static void test_tpc_default_tol(void **state)
 {
 	double small[4] = { 0.05, 0.1, 0.24, 0.1 }, loud[5] = { 0.4, 0.3, NAN, 0.5, 2 };
@@ -239,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_pearson),
 		cmocka_unit_test(test_tpc_pairs),
 		cmocka_unit_test(test_tpc_shuffle),
+		cmocka_unit_test(test_tpc_perm),
 		cmocka_unit_test(test_tpc_default_tol),
 		cmocka_unit_test(test_groups_planted),
 		cmocka_unit_test(test_groups_errors),
