@@ -15,9 +15,11 @@
 #   why     the same loop, $R rounds in turn of: plain; plain with the
 #           exec updated once from its own graph (decode N selfupdate),
 #           and then uploaded (selfupload);
-#           the floor and the default; and the four kernels launched on
-#           the stream (decode N streams) plain, at the floor and under
-#           the default.
+#           the floor and the default, and `once`: the default's first
+#           window and no other (max=1000: sampling over, callbacks off
+#           for good); and the four kernels launched on the stream
+#           (decode N streams) plain, at the floor, under the default and
+#           once.
 #   long    $NL replays (default 400,000) plain, at the floor and under the
 #           default, $R rounds in turn: what the default costs a long loop
 # Logs in $OUT/dark.tgz, packed after each step.
@@ -40,6 +42,9 @@ one() {
 	plain) timeout 100 $B/tests/gpu/decode $4 $3 >$W/d.out 2>&1 ;;
 	default) timeout 100 $B/nucatrace run --no-calibrate --output-dir $W/d -- \
 			$B/tests/gpu/decode $4 $3 >$W/d.out 2>$W/d.err ;;
+	once) timeout 100 $B/nucatrace run --no-calibrate --output-dir $W/d \
+			--sample all,window=1000,skip=1000,blocks=1000000,max=1000 -- \
+			$B/tests/gpu/decode $4 $3 >$W/d.out 2>$W/d.err ;;
 	*) SUBCOST=$2 CUDA_INJECTION64_PATH=$PWD/$B/tests/gpu/subcost.so timeout 100 \
 			$B/tests/gpu/decode $4 $3 >$W/d.out 2>$W/d.err ;;
 	esac
@@ -61,8 +66,8 @@ for s in "$@"; do
 			tail -n 14 $W/d.err >>$W/long.log
 		done ;;
 	why) for r in $(seq ${R:-3}); do
-			for v in plain: plain:selfupdate plain:selfupload none: default: plain:streams none:streams \
-					default:streams; do
+			for v in plain: plain:selfupdate plain:selfupload none: default: once: plain:streams \
+					none:streams default:streams once:streams; do
 				one $r ${v%%:*} "${v#*:}" $N why
 			done
 			tail -n 14 $W/d.err >>$W/why.log
