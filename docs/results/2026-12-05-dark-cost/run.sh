@@ -20,6 +20,10 @@
 #           for good); and the four kernels launched on the stream
 #           (decode N streams) plain, at the floor, under the default and
 #           once.
+#   swap    the same loop, $R rounds in turn of: plain; plain with the
+#           exec pointed at twins of its kernels and back before the first
+#           replay (decode N swap), then uploaded (swapupload); the floor
+#           and once; the floor with swap
 #   long    $NL replays (default 400,000) plain, at the floor and under the
 #           default, $R rounds in turn: what the default costs a long loop
 # Logs in $OUT/dark.tgz, packed after each step.
@@ -71,6 +75,11 @@ for s in "$@"; do
 				one $r ${v%%:*} "${v#*:}" $N why
 			done
 			tail -n 14 $W/d.err >>$W/why.log
+		done ;;
+	swap) for r in $(seq ${R:-3}); do
+			for v in plain: plain:swap plain:swapupload none: once: none:swap; do
+				one $r ${v%%:*} "${v#*:}" $N swap
+			done
 		done ;;
 	esac
 	echo "== $s: rc $?, $(( $(date +%s) - t0 )) s"

@@ -5,7 +5,7 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N] [update | selfupdate | selfupload | streams]
+//   decode [N] [update | selfupdate | selfupload | swap | swapupload | streams]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
@@ -25,6 +25,10 @@
 // is updated once from its own graph before the first replay
 // (cudaGraphExecUpdate: nothing changes, as when nucatrace points an exec
 // back from its twins); selfupload, the same followed by cudaGraphUpload;
+// with swap, the exec is pointed at twins of the four kernels (the same
+// code under other names, as nucatrace points it at an instrumented
+// module's) and back before the first replay, both by cudaGraphExecUpdate;
+// swapupload, the same followed by cudaGraphUpload;
 // with streams, the four kernels are launched on
 // the stream each time and no graph is made: both for telling what a
 // replay costs after an exec's update, and what the same kernels cost
@@ -40,56 +44,62 @@
 
 static const int D = 2048, ROWS_PER_BLOCK = 8;
 
-__global__ void norm(const float *x, float *h, int d)
-{
-	__shared__ float part[256];
-	float s = 0;
-
-	for (int i = threadIdx.x; i < d; i += blockDim.x)
-		s += x[i] * x[i];
-	part[threadIdx.x] = s;
-	__syncthreads();
-	for (int w = blockDim.x / 2; w > 0; w /= 2) {
-		if (threadIdx.x < w)
-			part[threadIdx.x] += part[threadIdx.x + w];
-		__syncthreads();
+// Each kernel's body in a macro, so that the twins below (the same code
+// under other names, for swap) compile as the kernels do.
+#define NORM_BODY                                                              \
+	{                                                                      \
+		__shared__ float part[256];                                    \
+		float s = 0;                                                   \
+		for (int i = threadIdx.x; i < d; i += blockDim.x)              \
+			s += x[i] * x[i];                                      \
+		part[threadIdx.x] = s;                                         \
+		__syncthreads();                                               \
+		for (int w = blockDim.x / 2; w > 0; w /= 2) {                  \
+			if (threadIdx.x < w)                                   \
+				part[threadIdx.x] += part[threadIdx.x + w];    \
+			__syncthreads();                                       \
+		}                                                              \
+		float r = rsqrtf(part[0] / d + 1e-5f);                         \
+		for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d;     \
+		     i += gridDim.x * blockDim.x)                              \
+			h[i] = x[i] * r;                                       \
 	}
-	float r = rsqrtf(part[0] / d + 1e-5f);
-	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d; i += gridDim.x * blockDim.x)
-		h[i] = x[i] * r;
-}
-
 // One warp per row of w (d x d), ROWS_PER_BLOCK rows a block.
-__global__ void matvec(const float *w, const float *h, float *y, int d)
-{
-	int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32, lane = threadIdx.x % 32;
-	float s = 0;
+#define MATVEC_BODY                                                            \
+	{                                                                      \
+		int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32,      \
+		    lane = threadIdx.x % 32;                                   \
+		float s = 0;                                                   \
+		if (row >= d)                                                  \
+			return;                                                \
+		for (int i = lane; i < d; i += 32)                             \
+			s += w[(size_t)row * d + i] * h[i];                    \
+		for (int off = 16; off > 0; off /= 2)                          \
+			s += __shfl_down_sync(0xffffffffu, s, off);            \
+		if (!lane)                                                     \
+			y[row] = s;                                            \
+	}
+#define ACT_BODY                                                               \
+	{                                                                      \
+		int i = blockIdx.x * blockDim.x + threadIdx.x;                 \
+		if (i < d)                                                     \
+			y[i] = tanhf(y[i]);                                    \
+	}
+#define RESID_BODY                                                             \
+	{                                                                      \
+		int i = blockIdx.x * blockDim.x + threadIdx.x;                 \
+		if (i < d)                                                     \
+			x[i] = 0.9f * x[i] + 0.1f * y[i];                      \
+	}
 
-	if (row >= d)
-		return;
-	for (int i = lane; i < d; i += 32)
-		s += w[(size_t)row * d + i] * h[i];
-	for (int off = 16; off > 0; off /= 2)
-		s += __shfl_down_sync(0xffffffffu, s, off);
-	if (!lane)
-		y[row] = s;
-}
-
-__global__ void act(float *y, int d)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < d)
-		y[i] = tanhf(y[i]);
-}
-
-__global__ void resid(float *x, const float *y, int d)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < d)
-		x[i] = 0.9f * x[i] + 0.1f * y[i];
-}
+__global__ void norm(const float *x, float *h, int d) NORM_BODY
+__global__ void matvec(const float *w, const float *h, float *y, int d) MATVEC_BODY
+__global__ void act(float *y, int d) ACT_BODY
+__global__ void resid(float *x, const float *y, int d) RESID_BODY
+__global__ void norm_twin(const float *x, float *h, int d) NORM_BODY
+__global__ void matvec_twin(const float *w, const float *h, float *y, int d) MATVEC_BODY
+__global__ void act_twin(float *y, int d) ACT_BODY
+__global__ void resid_twin(float *x, const float *y, int d) RESID_BODY
 
 // One step of the loop on s: the activation on blocks of ab threads, the
 // residual on blocks of rb.
@@ -99,6 +109,20 @@ static void step(cudaStream_t s, float *x, float *h, float *y, const float *w, i
 	matvec<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
 	act<<<D / ab, ab, 0, s>>>(y, D);
 	resid<<<D / rb, rb, 0, s>>>(x, y, D);
+}
+
+// The same step through the twins, captured on s.
+static cudaGraph_t capture_twins(cudaStream_t s, float *x, float *h, float *y, const float *w)
+{
+	cudaGraph_t g;
+
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	norm_twin<<<8, 256, 0, s>>>(x, h, D);
+	matvec_twin<<<D / ROWS_PER_BLOCK, ROWS_PER_BLOCK * 32, 0, s>>>(w, h, y, D);
+	act_twin<<<D / 256, 256, 0, s>>>(y, D);
+	resid_twin<<<D / 256, 256, 0, s>>>(x, y, D);
+	CHECK(cudaStreamEndCapture(s, &g));
+	return g;
 }
 
 // The loop's graph, captured on s; the activation on blocks of ab
@@ -145,15 +169,16 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[2] : "";
 	int n = argc > 1 ? atoi(argv[1]) : 3000, update = !strcmp(mode, "update");
 	int upload = !strcmp(mode, "selfupload"), self = upload || !strcmp(mode, "selfupdate");
-	int streams = !strcmp(mode, "streams");
+	int streams = !strcmp(mode, "streams"), swapload = !strcmp(mode, "swapupload");
+	int swap = swapload || !strcmp(mode, "swap");
 	cudaStream_t s;
 	cudaGraph_t g = nullptr;
 	cudaGraphExec_t ge = nullptr;
 	float *x, *h, *y, *w, *host;
 	double sum = 0;
 
-	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams)) {
-		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | streams]\n");
+	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams && !swap)) {
+		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | streams]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -177,6 +202,16 @@ int main(int argc, char **argv)
 
 			CHECK(cudaGraphExecUpdate(ge, g, &info));
 			if (upload)
+				CHECK(cudaGraphUpload(ge, s));
+		}
+		if (swap) {
+			cudaGraph_t tg = capture_twins(s, x, h, y, w);
+			cudaGraphExecUpdateResultInfo info;
+
+			CHECK(cudaGraphExecUpdate(ge, tg, &info));
+			CHECK(cudaGraphExecUpdate(ge, g, &info));
+			CHECK(cudaGraphDestroy(tg));
+			if (swapload)
 				CHECK(cudaGraphUpload(ge, s));
 		}
 		if (!update)
