@@ -13,6 +13,7 @@ repetition by repetition:
            alone, without the helpers that pack beside it by default (7, at
            most half the CPUs)
   entry    nucatrace run --sample all --blocks entry (starts only)
+  old      as all, with $OLD_BUILD's nucatrace: another build side by side
 
 A run that takes longer than --limit seconds is killed with its process
 group and reported as stalled (the bench goes on; it exits 1).
@@ -68,11 +69,12 @@ def trace_facts(folder):
     blocks, grids = db.execute("select sum(blocks), sum(grid_x * grid_y * grid_z) from launches"
                                " where traced = 1").fetchone()
     chunk_bytes = db.execute("select coalesce(sum(length(data)), 0) from block_chunks").fetchone()[0]
+    page, free = (db.execute(f"pragma {p}").fetchone()[0] for p in ("page_size", "freelist_count"))
     db.close()
     return {"complete": meta.get("complete") == "1", "records": blocks or 0, "whole": blocks == grids,
             "size": os.path.getsize(paths[0]), "chunk_bytes": chunk_bytes,
             "pack_s": float(meta.get("pack_s", "nan")), "write_s": float(meta.get("write_s", "nan")),
-            "threads": meta.get("pack_threads")}
+            "threads": meta.get("pack_threads"), "pages": f"{page // 1024} KiB pages, {free * page / 1e6:.1f} MB free"}
 
 
 def main():
@@ -80,7 +82,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--launches", type=int, default=400)
     ap.add_argument("--limit", type=float, default=300, help="seconds a run may take")
-    ap.add_argument("--configs", default="bare,floor,all,entry", help="of bare,floor,all,all0,entry")
+    ap.add_argument("--configs", default="bare,floor,all,entry", help="of bare,floor,all,all0,entry,old")
     a = ap.parse_args()
     b = os.environ.get("BUILD", "build")
     prog = [f"{b}/tests/gpu/triad", str(a.launches)]
@@ -88,7 +90,8 @@ def main():
     cfgs = {"bare": (None, {}), "floor": (None, {"CUDA_INJECTION64_PATH": os.path.abspath(f"{b}/tests/gpu/subcost.so"),
                                                   "SUBCOST": "none"}),
             "all": (nt, {}), "all0": (nt, {"NUCATRACE_PACK_THREADS": "0"}),
-            "entry": (nt + ["--blocks", "entry"], {})}
+            "entry": (nt + ["--blocks", "entry"], {}),
+            "old": ([f"{os.environ.get('OLD_BUILD', b)}/nucatrace"] + nt[1:], {})}
     cfgs = {c: cfgs[c] for c in a.configs.split(",")}
     res = {c: [] for c in cfgs}
     order = list(cfgs)
@@ -130,6 +133,9 @@ def main():
                      f" {st.median(x['write_s'] for x in v):6.2f} {v[0]['threads']:>7}"
                      f" {all(x['whole'] and x['complete'] for x in v)}")
         print(line)
+    for c, v in res.items():
+        if v and "pages" in v[0]:
+            print(f"{c:>7} trace: {v[0]['pages']} (first run)")
     print(f"checksums equal in every run: {len(checks) == 1}")
     sys.exit(0 if len(checks) == 1 and not any(stalled.values()) else 1)
 
