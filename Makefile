@@ -199,6 +199,10 @@ $(BUILD)/tests/gpu/%: tests/gpu/progs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $<
 $(BUILD)/tests/gpu/triad $(BUILD)/tests/gpu/stream_sweep: tests/gpu/progs/triad.cuh
+# decode's swapdrv mode calls the driver API as nucatrace's twins do
+$(BUILD)/tests/gpu/decode: tests/gpu/progs/decode.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 # Device-side launches (dynamic parallelism, device graph launch) need
 # relocatable device code and the device runtime.
 $(BUILD)/tests/gpu/graphs_device: tests/gpu/progs/graphs_device.cu

@@ -22,8 +22,9 @@
 #           once.
 #   swap    the same loop, $R rounds in turn of: plain; plain with the
 #           exec pointed at twins of its kernels and back before the first
-#           replay (decode N swap), then uploaded (swapupload); the floor
-#           and once; the floor with swap
+#           replay (decode N swap), then uploaded (swapupload), and as
+#           nucatrace points it (swapdrv); the floor and once; the floor
+#           with swapdrv
 #   long    $NL replays (default 400,000) plain, at the floor and under the
 #           default, $R rounds in turn: what the default costs a long loop
 # Logs in $OUT/dark.tgz, packed after each step.
@@ -77,7 +78,7 @@ for s in "$@"; do
 			tail -n 14 $W/d.err >>$W/why.log
 		done ;;
 	swap) for r in $(seq ${R:-3}); do
-			for v in plain: plain:swap plain:swapupload none: once: none:swap; do
+			for v in plain: plain:swap plain:swapupload plain:swapdrv none: once: none:swapdrv; do
 				one $r ${v%%:*} "${v#*:}" $N swap
 			done
 		done ;;

@@ -5,7 +5,7 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N] [update | selfupdate | selfupload | swap | swapupload | streams]
+//   decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | streams]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
@@ -28,7 +28,8 @@
 // with swap, the exec is pointed at twins of the four kernels (the same
 // code under other names, as nucatrace points it at an instrumented
 // module's) and back before the first replay, both by cudaGraphExecUpdate;
-// swapupload, the same followed by cudaGraphUpload;
+// swapupload, the same followed by cudaGraphUpload; swapdrv, pointed
+// there and back as nucatrace does it (swap_as_nucatrace);
 // with streams, the four kernels are launched on
 // the stream each time and no graph is made: both for telling what a
 // replay costs after an exec's update, and what the same kernels cost
@@ -37,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -137,6 +139,71 @@ static cudaGraph_t capture(cudaStream_t s, float *x, float *h, float *y, const f
 	return g;
 }
 
+#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
+	fprintf(stderr, "%s: CUresult %d\n", #x, (int)r_); exit(1); } } while (0)
+
+// The kernel's function in the current context.
+static CUfunction fn_of(const void *kernel)
+{
+	cudaFunction_t f;
+
+	CHECK(cudaGetFuncBySymbol(&f, kernel));
+	return (CUfunction)f;
+}
+
+// swapdrv: the exec pointed at the twins and back as nucatrace does it
+// (san_twins.c), on the driver API: from a clone of its graph, whose
+// kernel nodes are set to the twins' functions (kern and ctx cleared),
+// the exec updated, the nodes set back to what they were, the exec
+// updated again.
+static void swap_as_nucatrace(cudaGraphExec_t ge, cudaGraph_t g)
+{
+	void (*norm_k)(const float *, float *, int) = norm;	/* not the math library's norm() */
+	const void *mine[] = { (void *)norm_k, (void *)matvec, (void *)act, (void *)resid };
+	const void *twins[] = { (void *)norm_twin, (void *)matvec_twin, (void *)act_twin, (void *)resid_twin };
+	CUgraph clone;
+	CUgraphNode nodes[8];
+	CUDA_KERNEL_NODE_PARAMS was[8];
+	CUgraphExecUpdateResultInfo info;
+	size_t n = 8, k = 0;
+
+	CU(cuGraphClone(&clone, (CUgraph)g));
+	CU(cuGraphGetNodes(clone, nodes, &n));
+	for (size_t i = 0; i < n; i++) {
+		CUgraphNodeType t;
+		CUDA_KERNEL_NODE_PARAMS p;
+		CUfunction f;
+
+		CU(cuGraphNodeGetType(nodes[i], &t));
+		if (t != CU_GRAPH_NODE_TYPE_KERNEL)
+			continue;
+		CU(cuGraphKernelNodeGetParams(nodes[i], &p));
+		f = p.func;
+		if (!f)
+			CU(cuKernelGetFunction(&f, p.kern));
+		for (int j = 0; j < 4; j++)
+			if (f == fn_of(mine[j])) {
+				CUDA_KERNEL_NODE_PARAMS np = p;
+
+				was[k] = p;
+				nodes[k++] = nodes[i];
+				np.func = fn_of(twins[j]);
+				np.kern = NULL;
+				np.ctx = NULL;
+				CU(cuGraphKernelNodeSetParams(nodes[i], &np));
+			}
+	}
+	if (k != 4) {
+		fprintf(stderr, "decode: %zu of 4 kernel nodes found in the clone\n", k);
+		exit(1);
+	}
+	CU(cuGraphExecUpdate((CUgraphExec)ge, clone, &info));
+	for (size_t i = 0; i < k; i++)
+		CU(cuGraphKernelNodeSetParams(nodes[i], &was[i]));
+	CU(cuGraphExecUpdate((CUgraphExec)ge, clone, &info));
+	CU(cuGraphDestroy(clone));
+}
+
 // The exec's activation node on blocks of 128 threads, through the node
 // of g (the graph the exec was made from).
 static void act_on_128(cudaGraphExec_t ge, cudaGraph_t g)
@@ -170,7 +237,7 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 3000, update = !strcmp(mode, "update");
 	int upload = !strcmp(mode, "selfupload"), self = upload || !strcmp(mode, "selfupdate");
 	int streams = !strcmp(mode, "streams"), swapload = !strcmp(mode, "swapupload");
-	int swap = swapload || !strcmp(mode, "swap");
+	int swapdrv = !strcmp(mode, "swapdrv"), swap = swapload || swapdrv || !strcmp(mode, "swap");
 	cudaStream_t s;
 	cudaGraph_t g = nullptr;
 	cudaGraphExec_t ge = nullptr;
@@ -178,7 +245,7 @@ int main(int argc, char **argv)
 	double sum = 0;
 
 	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams && !swap)) {
-		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | streams]\n");
+		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | streams]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -204,7 +271,9 @@ int main(int argc, char **argv)
 			if (upload)
 				CHECK(cudaGraphUpload(ge, s));
 		}
-		if (swap) {
+		if (swapdrv) {
+			swap_as_nucatrace(ge, g);
+		} else if (swap) {
 			cudaGraph_t tg = capture_twins(s, x, h, y, w);
 			cudaGraphExecUpdateResultInfo info;
 
