@@ -24,7 +24,8 @@
 #           exec pointed at twins of its kernels and back before the first
 #           replay (decode N swap), then uploaded (swapupload), and as
 #           nucatrace points it (swapdrv); the floor and once; the floor
-#           with swapdrv
+#           with swapdrv; and onceu: once with $U's nucatrace (default
+#           build/unl: the twins unloaded as a window closes)
 #   long    $NL replays (default 400,000) plain, at the floor and under the
 #           default, $R rounds in turn: what the default costs a long loop
 # Logs in $OUT/dark.tgz, packed after each step.
@@ -46,6 +47,9 @@ one() {
 	case $2 in
 	plain) timeout 100 $B/tests/gpu/decode $4 $3 >$W/d.out 2>&1 ;;
 	default) timeout 100 $B/nucatrace run --no-calibrate --output-dir $W/d -- \
+			$B/tests/gpu/decode $4 $3 >$W/d.out 2>$W/d.err ;;
+	onceu) timeout 100 ${U:-build/unl}/nucatrace run --no-calibrate --output-dir $W/d \
+			--sample all,window=1000,skip=1000,blocks=1000000,max=1000 -- \
 			$B/tests/gpu/decode $4 $3 >$W/d.out 2>$W/d.err ;;
 	once) timeout 100 $B/nucatrace run --no-calibrate --output-dir $W/d \
 			--sample all,window=1000,skip=1000,blocks=1000000,max=1000 -- \
@@ -78,7 +82,7 @@ for s in "$@"; do
 			tail -n 14 $W/d.err >>$W/why.log
 		done ;;
 	swap) for r in $(seq ${R:-3}); do
-			for v in plain: plain:swap plain:swapupload plain:swapdrv none: once: none:swapdrv; do
+			for v in plain: plain:swap plain:swapupload plain:swapdrv none: once: onceu: none:swapdrv; do
 				one $r ${v%%:*} "${v#*:}" $N swap
 			done
 		done ;;
