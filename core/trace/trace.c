@@ -190,13 +190,6 @@ static int init_file(struct nt_trace *t, struct nt_err *err)
 	sqlite3_stmt *st = NULL;
 	int wal;
 
-	/* Pages of 64 KiB, set before WAL fixes them: the block chunks are
-	 * blobs of up to megabytes, written as chains of pages, and with the
-	 * default 4 KiB SQLite wrote 750 MB of them in 4.2 s on the build
-	 * machine, against 2.5 s with 64 KiB (docs/results/2026-12-05-
-	 * trace-pages.md).  A trace is then at least about 1 MB. */
-	if (nt_trace_exec(t, "PRAGMA page_size = 65536", err))
-		return -1;
 	/* WAL: a crash loses only the batch in flight, and the writer never
 	 * rewrites the main file under a reader */
 	if (sqlite3_prepare_v2(t->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
