@@ -23,7 +23,8 @@
 #   swap    the same loop, $R rounds in turn of: plain; plain with the
 #           exec pointed at twins of its kernels and back before the first
 #           replay (decode N swap), then uploaded (swapupload), and as
-#           nucatrace points it (swapdrv); the floor and once; the floor
+#           nucatrace points it (swapdrv, swapdrvupload); the floor and
+#           once; the floor
 #           with swapdrv; and onceu: once with $U's nucatrace (default
 #           build/unl: the twins unloaded as a window closes)
 #   long    $NL replays (default 400,000) plain, at the floor and under the
@@ -82,7 +83,7 @@ for s in "$@"; do
 			tail -n 14 $W/d.err >>$W/why.log
 		done ;;
 	swap) for r in $(seq ${R:-3}); do
-			for v in plain: plain:swap plain:swapupload plain:swapdrv none: once: onceu: none:swapdrv; do
+			for v in plain: plain:swap plain:swapupload plain:swapdrv plain:swapdrvupload none: once: onceu: none:swapdrv; do
 				one $r ${v%%:*} "${v#*:}" $N swap
 			done
 		done ;;

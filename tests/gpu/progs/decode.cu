@@ -5,7 +5,7 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | streams]
+//   decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | streams]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
@@ -29,7 +29,8 @@
 // code under other names, as nucatrace points it at an instrumented
 // module's) and back before the first replay, both by cudaGraphExecUpdate;
 // swapupload, the same followed by cudaGraphUpload; swapdrv, pointed
-// there and back as nucatrace does it (swap_as_nucatrace);
+// there and back as nucatrace does it (swap_as_nucatrace), and
+// swapdrvupload, that followed by cudaGraphUpload;
 // with streams, the four kernels are launched on
 // the stream each time and no graph is made: both for telling what a
 // replay costs after an exec's update, and what the same kernels cost
@@ -237,7 +238,8 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 3000, update = !strcmp(mode, "update");
 	int upload = !strcmp(mode, "selfupload"), self = upload || !strcmp(mode, "selfupdate");
 	int streams = !strcmp(mode, "streams"), swapload = !strcmp(mode, "swapupload");
-	int swapdrv = !strcmp(mode, "swapdrv"), swap = swapload || swapdrv || !strcmp(mode, "swap");
+	int swapdrvup = !strcmp(mode, "swapdrvupload"), swapdrv = swapdrvup || !strcmp(mode, "swapdrv");
+	int swap = swapload || swapdrv || !strcmp(mode, "swap");
 	cudaStream_t s;
 	cudaGraph_t g = nullptr;
 	cudaGraphExec_t ge = nullptr;
@@ -245,7 +247,7 @@ int main(int argc, char **argv)
 	double sum = 0;
 
 	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams && !swap)) {
-		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | streams]\n");
+		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | streams]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -273,6 +275,8 @@ int main(int argc, char **argv)
 		}
 		if (swapdrv) {
 			swap_as_nucatrace(ge, g);
+			if (swapdrvup)
+				CHECK(cudaGraphUpload(ge, s));
 		} else if (swap) {
 			cudaGraph_t tg = capture_twins(s, x, h, y, w);
 			cudaGraphExecUpdateResultInfo info;
