@@ -27,7 +27,11 @@
 #           once; the floor
 #           with swapdrv; and onceu: once with $U's nucatrace (default
 #           build/unl: the twins unloaded as a window closes)
-#   long    $NL replays (default 400,000) plain, at the floor and under the
+#   floorswap  at the floor (no nucatrace): the exec updated from its own
+#           graph, pointed at twins and back (swap, swapdrv) and then
+#           uploaded; plain and the floor beside them
+#   long    $NL replays (default 400,000) plain, at the floor, at the floor
+#           with the exec pointed at twins and back (swapdrv) and under the
 #           default, $R rounds in turn: what the default costs a long loop
 # Logs in $OUT/dark.tgz, packed after each step.
 RO=${OUT:-/tmp/out}
@@ -70,8 +74,8 @@ for s in "$@"; do
 			tail -n 14 $W/d.err >>$W/dark.log
 		done ;;
 	long) for r in $(seq ${R:-3}); do
-			for v in plain none default; do
-				one $r $v "" ${NL:-400000} long
+			for v in plain: none: none:swapdrv default:; do
+				one $r ${v%%:*} "${v#*:}" ${NL:-400000} long
 			done
 			tail -n 14 $W/d.err >>$W/long.log
 		done ;;
@@ -85,6 +89,12 @@ for s in "$@"; do
 	swap) for r in $(seq ${R:-3}); do
 			for v in plain: plain:swap plain:swapupload plain:swapdrv plain:swapdrvupload none: once: onceu: none:swapdrv; do
 				one $r ${v%%:*} "${v#*:}" $N swap
+			done
+		done ;;
+	floorswap) for r in $(seq ${R:-3}); do
+			for v in plain: none: none:selfupdate none:swap none:swapupload none:swapdrv \
+					none:swapdrvupload; do
+				one $r ${v%%:*} "${v#*:}" $N floorswap
 			done
 		done ;;
 	esac
