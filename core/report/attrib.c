@@ -405,6 +405,10 @@ int nt_attrib_shuffle_test(const double *y, const int *sm_of, int m, const doubl
 	int64_t above = 0, k;
 	int ret = -1;
 
+	if (n_sm < 1 || n_sm > NT_MAP_MAX_SM) {	/* nt_tpc_perm holds that many */
+		nt_err_set(err, "attribution: %d SMs (1..%d)", n_sm, NT_MAP_MAX_SM);
+		goto out;
+	}
 	if (!rc || !tmp || !perm) {
 		nt_err_set(err, "attribution: out of memory");
 		goto out;
