@@ -77,28 +77,12 @@ int nt_tpc_pairs(const double *v, int n, double tol, struct nt_tpc *out)
 
 void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out)
 {
-	int pair[NT_MAP_MAX_SM / 2], m = 0;
+	struct nt_tpc_perm p;
 
-	for (int i = 0; i < n; i++)
-		out[i] = v[i];
-	for (int k = 0; 2 * k + 1 < n && k < NT_MAP_MAX_SM / 2; k++)
-		if (!isnan(v[2 * k]) && !isnan(v[2 * k + 1]))
-			pair[m++] = k;
-	/* Fisher-Yates over the movable pairs' places */
-	for (int i = m - 1; i > 0; i--) {
-		int j = (int)nt_rng_below(state, (uint32_t)i + 1), t = pair[i];
-
-		pair[i] = pair[j];
-		pair[j] = t;
-	}
-	/* the k-th movable place (in smid order) takes pair[k]'s values */
-	for (int i = 0, k = 0; 2 * i + 1 < n && i < NT_MAP_MAX_SM / 2; i++) {
-		if (isnan(v[2 * i]) || isnan(v[2 * i + 1]))
-			continue;
-		out[2 * i] = v[2 * pair[k]];
-		out[2 * i + 1] = v[2 * pair[k] + 1];
-		k++;
-	}
+	nt_tpc_perm_init(v, n, &p);
+	nt_tpc_perm_next(&p, state);
+	for (int s = 0; s < n; s++)	/* past NT_MAP_MAX_SM nothing moves */
+		out[s] = s < NT_MAP_MAX_SM ? nt_tpc_perm_value(&p, v, s) : v[s];
 }
 
 void nt_tpc_perm_init(const double *v, int n, struct nt_tpc_perm *p)
@@ -113,7 +97,8 @@ void nt_tpc_perm_init(const double *v, int n, struct nt_tpc_perm *p)
 		}
 }
 
-/* nt_tpc_shuffle()'s draws, in its order */
+/* Fisher-Yates over the movable pairs' places: place[k] (the k-th in
+ * smid order) takes pair[k]'s values */
 void nt_tpc_perm_next(struct nt_tpc_perm *p, uint64_t *state)
 {
 	memcpy(p->pair, p->place, (size_t)p->m * sizeof(*p->pair));

@@ -70,11 +70,11 @@ double nt_tpc_default_tol(const double *noise, int n);
  */
 void nt_tpc_shuffle(const double *v, int n, uint64_t *state, double *out);
 
-/* The same shuffles without copying the map, for a caller that reads a
- * few of its SMs many times over (the attribution's shuffle test): init
- * finds v's movable pairs once; each next draws the shuffle
- * nt_tpc_shuffle() would draw from *state, and SM s's value in it is
- * nt_tpc_perm_value(). */
+/* The shuffle as a permutation of the movable pairs, for a caller that
+ * reads a few of the map's SMs many times over (the attribution's shuffle
+ * test) without copying it: init finds v's movable pairs once; each next
+ * draws from *state the shuffle nt_tpc_shuffle() (made of these) would,
+ * and SM s's value in it is nt_tpc_perm_value() (s < NT_MAP_MAX_SM). */
 struct nt_tpc_perm {
 	int m;				/* movable pairs */
 	int place[NT_MAP_MAX_SM / 2];	/* [m] their pair numbers, in smid order */

@@ -27,10 +27,15 @@ static int cmp_i64(const void *a, const void *b)
 
 /*
  * Bucket the blocks by SM: start[sm]..start[sm+1] of idx are the
- * indices of the blocks on sm, in input order.  Blocks outside
- * 0..n_sm-1 are left out.  start has n_sm + 1 entries, idx n.
+ * indices of the blocks on sm, in input order, and of g (when not NULL)
+ * the blocks themselves, copied: read in memory order and written in one
+ * stream per SM, where a pass over an SM's blocks through idx waited for
+ * memory (the fit of 2^18 blocks: 0.1 s in its controlled fit alone).
+ * Blocks outside 0..n_sm-1 are left out.  start has n_sm + 1 entries,
+ * idx and g n (either may be NULL).
  */
-static void bucket(const struct nt_attrib_block *b, size_t n, int n_sm, size_t *start, size_t *idx)
+static void bucket(const struct nt_attrib_block *b, size_t n, int n_sm, size_t *start, size_t *idx,
+		   struct nt_attrib_block *g)
 {
 	memset(start, 0, sizeof(*start) * (n_sm + 1));
 	for (size_t i = 0; i < n; i++)
@@ -40,29 +45,14 @@ static void bucket(const struct nt_attrib_block *b, size_t n, int n_sm, size_t *
 		start[s + 1] += start[s];
 	/* start[sm] advances to the end of its bucket, then all shift back */
 	for (size_t i = 0; i < n; i++)
-		if (b[i].sm >= 0 && b[i].sm < n_sm)
-			idx[start[b[i].sm]++] = i;
-	for (int s = n_sm; s > 0; s--)
-		start[s] = start[s - 1];
-	start[0] = 0;
-}
+		if (b[i].sm >= 0 && b[i].sm < n_sm) {
+			size_t at = start[b[i].sm]++;
 
-/* As bucket(), the blocks themselves copied into g in that order: read
- * in memory order and written in one stream per SM, where every later
- * pass over an SM's blocks through idx waited for memory (the fit of
- * 2^18 blocks: 0.1 s in its controlled fit alone). */
-static void bucket_copy(const struct nt_attrib_block *b, size_t n, int n_sm, size_t *start,
-			struct nt_attrib_block *g)
-{
-	memset(start, 0, sizeof(*start) * (n_sm + 1));
-	for (size_t i = 0; i < n; i++)
-		if (b[i].sm >= 0 && b[i].sm < n_sm)
-			start[b[i].sm + 1]++;
-	for (int s = 0; s < n_sm; s++)
-		start[s + 1] += start[s];
-	for (size_t i = 0; i < n; i++)
-		if (b[i].sm >= 0 && b[i].sm < n_sm)
-			g[start[b[i].sm]++] = b[i];
+			if (idx)
+				idx[at] = i;
+			if (g)
+				g[at] = b[i];
+		}
 	for (int s = n_sm; s > 0; s--)
 		start[s] = start[s - 1];
 	start[0] = 0;
@@ -84,7 +74,7 @@ int nt_attrib_sm_medians(const struct nt_attrib_block *b, size_t n, int n_sm, in
 		nt_err_set(err, "attribution: out of memory");
 		goto out;
 	}
-	bucket(b, n, n_sm, start, idx);
+	bucket(b, n, n_sm, start, idx, NULL);
 	for (int s = 0; s < n_sm; s++) {
 		size_t k = start[s + 1] - start[s];
 
@@ -513,7 +503,7 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 		goto oom;
 
 	/* 1. per-SM medians of the usable SMs */
-	bucket_copy(b, n, n_sm, w.start, w.g);
+	bucket(b, n, n_sm, w.start, NULL, w.g);
 	for (int s = 0; s < n_sm; s++) {
 		size_t k = w.start[s + 1] - w.start[s];
 
@@ -608,8 +598,8 @@ int nt_attrib_fit(const struct nt_attrib_block *b, size_t n, const double *lat, 
 		for (size_t i = w.start[s]; i < w.start[s + 1]; i++)
 			w.g[used++] = w.g[i];
 	}
-	nt_attrib_ctl_fit(w.g, NULL, used, lat, 0, &fit->ctl_ns);
-	nt_attrib_ctl_fit(w.g, NULL, used, lat, 1, &fit->ctl_cyc);
+	nt_attrib_ctl_fit(w.g, used, lat, 0, &fit->ctl_ns);
+	nt_attrib_ctl_fit(w.g, used, lat, 1, &fit->ctl_cyc);
 	ret = 0;
 	goto out;
 oom:

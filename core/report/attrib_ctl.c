@@ -19,12 +19,6 @@ static double reg(const struct nt_attrib_block *x, const double *lat, int t)
 	return t == 0 ? lat[x->sm] : t == 1 ? (double)x->coresident : (double)x->wave;
 }
 
-/* Block i of the fit: b[order[i]], or b[i] when order is NULL. */
-static const struct nt_attrib_block *at(const struct nt_attrib_block *b, const size_t *order, size_t i)
-{
-	return order ? &b[order[i]] : &b[i];
-}
-
 static double dur(const struct nt_attrib_block *x, int cycles)
 {
 	return cycles ? x->cycles : x->ns;
@@ -39,7 +33,7 @@ static double dur(const struct nt_attrib_block *x, int cycles)
  * its spread.  The intercept of the uncentred model is recovered as
  * ybar - beta . xbar, its variance through the same linear map.
  */
-void nt_attrib_ctl_fit(const struct nt_attrib_block *b, const size_t *order, size_t n,
+void nt_attrib_ctl_fit(const struct nt_attrib_block *b, size_t n,
 		       const double *lat, int cycles, struct nt_attrib_ols *o)
 {
 	double mx[Q] = { 0 }, my = 0, S[Q][Q] = { { 0 } }, sy[Q] = { 0 }, syy = 0;
@@ -53,14 +47,14 @@ void nt_attrib_ctl_fit(const struct nt_attrib_block *b, const size_t *order, siz
 	if (n < 2)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		const struct nt_attrib_block *x = at(b, order, i);
+		const struct nt_attrib_block *x = &b[i];
 
 		for (int t = 0; t < Q; t++)
 			mx[t] += reg(x, lat, t) / (double)n;
 		my += dur(x, cycles) / (double)n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct nt_attrib_block *x = at(b, order, i);
+		const struct nt_attrib_block *x = &b[i];
 		double d[Q], e = dur(x, cycles) - my;
 
 		for (int t = 0; t < Q; t++)
@@ -119,7 +113,7 @@ void nt_attrib_ctl_fit(const struct nt_attrib_block *b, const size_t *order, siz
 
 	/* residuals: their sum of squares and per-SM scores z_i e_i */
 	for (size_t i = 0; i < n; i++) {
-		const struct nt_attrib_block *x = at(b, order, i);
+		const struct nt_attrib_block *x = &b[i];
 		double z[Q + 1], e = dur(x, cycles) - my;
 
 		z[0] = 1;
@@ -128,7 +122,7 @@ void nt_attrib_ctl_fit(const struct nt_attrib_block *b, const size_t *order, siz
 			e -= beta[a] * z[a + 1];
 		}
 		ssr += e * e;
-		if (!i || x->sm != at(b, order, i - 1)->sm) {
+		if (!i || x->sm != b[i - 1].sm) {
 			if (i)
 				for (int r = 0; r < p; r++)
 					for (int c = 0; c < p; c++)

@@ -15,12 +15,11 @@
 /* Not fitted, every number NAN. */
 void nt_attrib_ctl_init(struct nt_attrib_ols *o);
 
-/* Fit over the blocks b[order[0..n-1]] (b[0..n-1] when order is NULL:
- * faster, its passes in memory order), which must be grouped by SM
+/* Fit over the blocks b[0..n-1], which must be grouped by SM
  * (the clusters of se_sm: a new cluster wherever sm changes) and have a
  * finite lat[sm]; y is cycles when `cycles`, else ns.  Fills *o; not
  * fitted (and no error) with n <= the terms estimated.  Never fails. */
-void nt_attrib_ctl_fit(const struct nt_attrib_block *b, const size_t *order, size_t n,
-		       const double *lat, int cycles, struct nt_attrib_ols *o);
+void nt_attrib_ctl_fit(const struct nt_attrib_block *b, size_t n, const double *lat, int cycles,
+		       struct nt_attrib_ols *o);
 
 #endif

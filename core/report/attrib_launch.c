@@ -36,16 +36,6 @@ static size_t upper(const struct key *k, size_t lo, size_t hi, int32_t sm, int64
 	return lo;
 }
 
-/* Bits to hold v (0 for 0). */
-static unsigned bits(uint64_t v)
-{
-	unsigned b = 0;
-
-	for (; v; v >>= 1)
-		b++;
-	return b;
-}
-
 /* The keys (sm, v, i) packed into one integer each, when they fit: the
  * SM above the time from the launch's earliest, above the index, so that
  * nt_sort_u64 orders them as cmp_key does without a callback (a launch's
@@ -73,10 +63,10 @@ static int packable(const int32_t *sm, const int64_t *a, const int64_t *b, size_
 		}
 	}
 	p->lo = lo;
-	p->vshift = bits(n - 1);
+	p->vshift = nt_bits_u64(n - 1);
 	/* unsigned: the difference of two int64 cannot overflow */
-	p->smshift = p->vshift + bits((uint64_t)hi - (uint64_t)lo);
-	return p->smshift + bits((uint64_t)top) <= 64;
+	p->smshift = p->vshift + nt_bits_u64((uint64_t)hi - (uint64_t)lo);
+	return p->smshift + nt_bits_u64((uint64_t)top) <= 64;
 }
 
 static uint64_t packed(const struct packing *p, int32_t sm, int64_t v, uint64_t i)

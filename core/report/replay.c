@@ -750,16 +750,6 @@ out:
 	return ret;
 }
 
-/* Bits to hold v (0 for 0). */
-static int bits_of(uint64_t v)
-{
-	int b = 0;
-
-	for (; v; v >>= 1)
-		b++;
-	return b;
-}
-
 int nt_replay_observed_slots(const struct nt_replay_block *b, size_t n, int *slots, struct nt_err *err)
 {
 	uint64_t *key, *tmp, span, sm_shift;
@@ -787,8 +777,8 @@ int nt_replay_observed_slots(const struct nt_replay_block *b, size_t n, int *slo
 	for (size_t i = 0; i < n; i++)
 		if ((uint64_t)b[i].t_end_ns - (uint64_t)t0 > span)
 			span = (uint64_t)b[i].t_end_ns - (uint64_t)t0;
-	sm_shift = (uint64_t)bits_of(span) + 1;
-	if (sm_shift + (uint64_t)bits_of((uint64_t)max_sm) > 64)
+	sm_shift = (uint64_t)nt_bits_u64(span) + 1;
+	if (sm_shift + (uint64_t)nt_bits_u64((uint64_t)max_sm) > 64)
 		return nt_err_set(err, "observed slots: blocks span %llu ns on %d SMs, too wide to sort",
 				  (unsigned long long)span, max_sm + 1);
 	key = malloc(2 * n * sizeof(*key));

@@ -12,6 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bits to hold v (0 for 0): the width of a packed key's field. */
+static inline unsigned nt_bits_u64(uint64_t v)
+{
+	return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
+}
+
 /* v[0..n-1] ascending; tmp has room for n (its contents are lost). */
 void nt_sort_u64(uint64_t *v, uint64_t *tmp, size_t n);
 
