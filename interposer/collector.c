@@ -476,6 +476,15 @@ int nt_collector_open_ahead(int64_t launches)
 	return r;
 }
 
+void nt_collector_left(int64_t *launches, int64_t *blocks)
+{
+	*launches = *blocks = -1;
+	if (!lock_running())
+		return;
+	nt_sampling_left(col.sampling, launches, blocks);
+	pthread_mutex_unlock(&col.lock);
+}
+
 int nt_collector_hold_open(int on)
 {
 	if (!lock_running())

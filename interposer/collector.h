@@ -92,6 +92,9 @@ int nt_collector_open_ahead(int64_t launches);
 /* nt_sampling_hold() of the policy: 1, or 0 when not started or
  * stopping (nothing held). */
 int nt_collector_hold_open(int on);
+/* nt_sampling_left() of the policy (-1, -1 when not started or
+ * stopping). */
+void nt_collector_left(int64_t *launches, int64_t *blocks);
 /* 1 when a module patched now gets the block entry site alone (the
  * blocks mode, and in mixed mode the window's phase: config.h), as of
  * the last launch sampled. */

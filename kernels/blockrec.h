@@ -28,7 +28,10 @@ struct nt_blk_scratch {
 	unsigned int warps_in;
 	unsigned int threads_out;
 	unsigned int smid;
-	unsigned int pad;
+	/* With replays (below): the launches of this block's node so far,
+	 * counted by the block's first warp in; zeroed by the host when it
+	 * hands the buffers to a node, never reset by the device. */
+	unsigned int runs;
 	unsigned long long t_start, c_start;
 };
 
@@ -83,6 +86,14 @@ struct nt_launch_desc {
 	 * done (an event after it): the exit writes it with no system-scope
 	 * fence.  0: pinned host memory, read while the launch runs. */
 	unsigned int on_device;
+	/* 0: the descriptor is one launch's.  n > 0: a graph node's for n
+	 * launches of its exec, which run one after another (the driver
+	 * orders an exec's launches): the block's r-th launch (its scratch
+	 * entry's runs) writes record r * blocks + its index, with tag +
+	 * r; from the n-th on it records nothing.  So a node traced in
+	 * replay after replay needs nothing from the host between them
+	 * (interposer/blocks/san_nodes.c). */
+	unsigned int replays;
 	const struct nt_node_entry *nodes;
 	/* The %gridid of the launch it describes (a graph node's: the same
 	 * at every launch of its exec).  A grid with another one records

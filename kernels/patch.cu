@@ -68,6 +68,8 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata
 		s->t_start = t;
 		s->c_start = c;
 		s->smid = smid();
+		if (d->replays)	/* this launch of the node: runs - 1 */
+			((volatile nt_blk_scratch *)s)->runs++;
 	}
 	return 0;
 }
@@ -75,7 +77,7 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter(void *userdata
 extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata, u64 pc)
 {
 	const nt_launch_desc *d;
-	unsigned mask = __activemask(), n = __popc(mask), id;
+	unsigned mask = __activemask(), n = __popc(mask), id, run;
 	volatile nt_blk_scratch *s;
 	volatile nt_block_rec *r;
 
@@ -94,7 +96,13 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	if (atomicAdd((unsigned *)&s->threads_out, n) + n != d->threads)
 		return 0;
 	__threadfence_block();
-	r = &d->rec[id];
+	run = d->replays ? s->runs - 1 : 0;
+	if (d->replays && run >= d->replays) {	/* past the launches it has records for */
+		s->warps_in = 0;
+		s->threads_out = 0;
+		return 0;
+	}
+	r = &d->rec[(u64)run * d->blocks + id];
 	r->t_end = gtime();
 	r->c_end = clock64();
 	r->t_start = s->t_start;
@@ -107,20 +115,22 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_exit(void *userdata,
 	// On the device it is read once the launch is done.
 	if (!d->on_device)
 		__threadfence_system();
-	r->tag = d->tag;
+	r->tag = d->tag + run;
 	return 0;
 }
 
 // Entry-only tracing (blockrec.h): patched alone, without the exit site
 // that costs about 5 us a block.  Thread 0 writes the block's record as
 // it starts: four words, each with the launch's tag, in two 16-byte
-// stores, no fence, no atomic.
+// stores, no fence, no atomic (a graph node's descriptor for several
+// launches adds a load and a store of the block's launch count, after
+// the clocks are read).
 extern "C" __device__ __noinline__ nt_patch_result nt_block_enter_only(void *userdata, u64 pc)
 {
 	const nt_launch_desc *d;
 	nt_entry_rec *r;
 	u64 t, c;
-	unsigned tag, id;
+	unsigned tag, id, run = 0;
 
 	if (!userdata || (threadIdx.x | threadIdx.y | threadIdx.z))
 		return 0;
@@ -132,8 +142,19 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter_only(void *use
 		return 0;
 	t = gtime();
 	c = clock64();
-	tag = d->tag;
-	r = (nt_entry_rec *)d->rec + id;
+	if (d->replays) {	/* a graph node's for several launches: which one */
+		volatile unsigned *runs;
+
+		if (!d->scratch)
+			return 0;
+		runs = &d->scratch[id].runs;
+		run = *runs;
+		*runs = run + 1;
+		if (run >= d->replays)
+			return 0;
+	}
+	tag = d->tag + run;
+	r = (nt_entry_rec *)d->rec + (u64)run * d->blocks + id;
 	asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(&r->w[NT_ENTRY_T_LO]),
 		     "l"(NT_ENTRY_WORD(tag, t)), "l"(NT_ENTRY_WORD(tag, t >> 32)) : "memory");
 	asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(&r->w[NT_ENTRY_C_LO]),

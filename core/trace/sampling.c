@@ -423,6 +423,27 @@ int nt_sampling_decide(struct nt_sampling *s, const char *mangled, const char *d
 	return nt_sampling_decide_grid(s, mangled, demangled, 0, now);
 }
 
+void nt_sampling_left(const struct nt_sampling *s, int64_t *launches, int64_t *blocks)
+{
+	int64_t n;
+
+	*launches = *blocks = -1;
+	if (s->first || s->every) {
+		*launches = 0;
+		return;
+	}
+	if (s->max)
+		*launches = s->max > s->traced ? s->max - s->traced : 0;
+	if (s->open && s->window) {
+		n = s->window - (s->in_window - s->phase_start);
+		n = n > 0 ? n : 0;
+		if (*launches < 0 || n < *launches)
+			*launches = n;
+	}
+	if (s->open && s->blocks)
+		*blocks = s->blocks > s->window_blocks ? s->blocks - s->window_blocks : 0;
+}
+
 /* budget= (with spent seconds of a window still open) and window=
  * allow a new window now. */
 static int may_open(const struct nt_sampling *s, double now, double spent)

@@ -207,6 +207,12 @@ void nt_sampling_retry(struct nt_sampling *s, const char *mangled, int64_t block
 /* A launch decide() chose to trace has this many blocks (its grid): they
  * count towards blocks= of the open window. */
 void nt_sampling_blocks(struct nt_sampling *s, int64_t blocks);
+/* What the policy may still trace after the launch just decided, as far
+ * as it tells in advance: launches (in the open window's phase under
+ * window=, at most max= in all) and blocks (of the open phase under
+ * blocks=); -1: no bound.  Under first= and every=, which pick a
+ * kernel's launches one by one, launches is 0. */
+void nt_sampling_left(const struct nt_sampling *s, int64_t *launches, int64_t *blocks);
 /* The open window's phase, for nt_sampling_gpu_time (-1 when none is
  * open): taken when a launch is traced. */
 int64_t nt_sampling_phase_id(const struct nt_sampling *s);

@@ -121,6 +121,8 @@ static _Thread_local struct {
 	uint32_t launch_id;	/* ... its launchId */
 	int synced;		/* ... its stream waited for (san_nodes.c) */
 	int took;		/* ... record buffers taken for a node */
+	int64_t exec_nodes;	/* ... its exec's kernel nodes at its last launch seen (0: none) */
+	unsigned nodes;		/* ... kernel node callbacks in it so far */
 	int moved;		/* ... on another stream than the exec's last */
 	int relaxed;		/* capture mode relaxed in this callback */
 	CUstreamCaptureMode mode;	/* ... what it was */
@@ -185,6 +187,7 @@ struct graph_id {
 	int seen;		/* ... when it has one */
 	unsigned dark;		/* ... nt_san_dark_spans() then: launches made
 				 * while the callbacks were off went unseen */
+	unsigned nodes;		/* ... its kernel node callbacks in its last launch seen */
 	UT_hash_handle hh;
 };
 static struct graph_id *graph_execs, *graph_nodes;
@@ -233,6 +236,7 @@ static void exec_launch(CUgraphExec exec, uint32_t launch)
 			g->id = next_exec_id++;
 		g->last_launch = launch;
 		g->seen = 1;
+		tl.exec_nodes = reused ? 0 : g->nodes;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
 	if (reused) {
@@ -319,6 +323,7 @@ static void try_close(void)
 	nt_san_twin_point_back_all();
 	closed = !nt_san_unpatch_all();
 	if (closed) {	/* before the switch ends: maybe_dark() must see it */
+		nt_san_nodes_retire();
 		nt_collector_window_done();
 		__atomic_store_n(&closed_at, nt_collector_seen(), __ATOMIC_RELAXED);
 	}
@@ -766,6 +771,26 @@ static uint64_t grid_of(unsigned x, unsigned y, unsigned z)
 		blocks = grid_of(q_->gridDimX, q_->gridDimY, q_->gridDimZ); \
 	} while (0)
 
+/* A graph launch that failed after its nodes' callbacks: their runs
+ * for several launches (san_nodes.c) count a launch the blocks never
+ * made, so the exec's table is emptied before its next launch writes it
+ * and no entry is taken again meanwhile. */
+static void graph_launch_failed(uint32_t cbid, const struct nt_san_api_data *d)
+{
+	const CUresult *ret = d->functionReturnValue;
+	CUgraphExec exec;
+
+	if (!ret || *ret == CUDA_SUCCESS)
+		return;
+	if (cbid == NT_SAN_CBID_DRIVER_cuGraphLaunch)
+		exec = ((const cuGraphLaunch_params *)d->functionParams)->hGraph;
+	else if (cbid == NT_SAN_CBID_DRIVER_cuGraphLaunch_ptsz)
+		exec = ((const cuGraphLaunch_ptsz_params *)d->functionParams)->hGraphExec;
+	else
+		return;
+	nt_san_nodes_exec_changed(exec);
+}
+
 static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 {
 	const void *p = d->functionParams;
@@ -775,8 +800,12 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	int ptsz = 0, graph = 0;
 	uint64_t blocks = 0;
 
-	if (on_exec_call(cbid, d) || d->callbackSite != NT_SAN_API_ENTER || !p)
+	if (on_exec_call(cbid, d) || !p)
 		return;
+	if (d->callbackSite != NT_SAN_API_ENTER) {
+		graph_launch_failed(cbid, d);
+		return;
+	}
 	switch (cbid) {
 	case NT_SAN_CBID_DRIVER_cuLaunchKernel:
 		PLAIN_LAUNCH(cuLaunchKernel_params);
@@ -836,19 +865,26 @@ static const char *captured(CUstream stream)
 	return NULL;
 }
 
+static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const struct nt_launch_info *l,
+				      int entry_only, uint32_t *run, const char **why);
+static uint32_t node_replays(CUcontext ctx, uint64_t blocks);
+
 /* Everything a traced launch needs, up to its records in the collector;
- * sets its data with set_data(d, desc) (NULL, or the reason it cannot).
- * The reason it cannot be traced, or NULL. */
+ * sets its data with set_data(d, h) (h NULL: none; NULL, or the reason
+ * it cannot).  A graph node whose entry in its exec's table names a run
+ * for several of its launches with one left takes that instead
+ * (node_reuse), and a node that files a new one asks for a run of
+ * node_replays() launches.  The reason it cannot be traced, or NULL. */
 static const char *trace(const struct nt_san_launch_data *d, nt_san_stream stream,
 			 const struct nt_launch_info *l, uint64_t seq,
-			 const char *(*set_data)(const struct nt_san_launch_data *d, const void *desc))
+			 const char *(*set_data)(const struct nt_san_launch_data *d, struct nt_san_hold *h))
 {
 	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 	struct nt_launch_info lt = *l;	/* ... with how its records come */
 	const volatile struct nt_block_rec *rec;
-	struct nt_san_hold *h;
-	const char *why;
-	uint32_t tag;
+	struct nt_san_hold *h = NULL;
+	const char *why = NULL;
+	uint32_t tag, run = 0;
 	/* a plain launch's records stay on the device until an event after
 	 * it has passed (san_fetch.c); a graph node's go to the host (its
 	 * nodes have no end of their own to mark) */
@@ -861,16 +897,22 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	relax();	/* record buffers and node tables: allocations, copies, waits */
 	if (!tl.graph && tl.launch)
 		done = nt_san_fetch_event(d->context);
+	if (tl.graph && !(h = node_reuse(d, l, lt.entry_only, &run, &why)) && why)
+		return why;
 	/* a graph launch's nodes run once it is queued: a node waiting for
 	 * the runs earlier nodes of it hold would wait in vain */
-	if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks, l->block[0] * l->block[1] * l->block[2],
-			      l->grid[0], l->grid[1], done, lt.entry_only, !tl.graph || !tl.took, !tl.graph, &why)))
-		return why;
-	rec = nt_san_hold_records(h, &tag);
-	if ((why = set_data(d, nt_san_hold_desc(h)))) {
-		nt_san_release(h);
-		return why;
+	if (!h) {
+		if (!(h = nt_san_take(d->context, stream, d->gridId, (uint32_t)blocks,
+				      l->block[0] * l->block[1] * l->block[2], l->grid[0], l->grid[1], done,
+				      lt.entry_only, tl.graph ? node_replays(d->context, blocks) : 0, !tl.graph || !tl.took,
+				      !tl.graph, &why)))
+			return why;
+		if ((why = set_data(d, h))) {
+			nt_san_release(h);
+			return why;
+		}
 	}
+	rec = nt_san_hold_records(h, run, &tag);
 	if (nt_collector_traced(seq, &lt, rec, (uint32_t)blocks, tag, done ? nt_san_hold_fetch : NULL, nt_san_release,
 				h)) {
 		set_data(d, NULL);
@@ -887,9 +929,10 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	return NULL;
 }
 
-static const char *launch_data(const struct nt_san_launch_data *d, const void *desc)
+static const char *launch_data(const struct nt_san_launch_data *d, struct nt_san_hold *h)
 {
-	return nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, desc) ?
+	return nt_san.sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream,
+						     h ? nt_san_hold_desc(h) : NULL) ?
 		"cannot pass the record buffer to the launch" : NULL;
 }
 
@@ -1051,12 +1094,12 @@ static void node_untraced(const struct nt_san_launch_data *d)
 /* A node launch's data (san_nodes.c): its descriptor, filed under its
  * gridId in the table of its exec, which becomes the kernel's
  * per-function data. */
-static const char *node_data(const struct nt_san_launch_data *d, const void *desc)
+static const char *node_data(const struct nt_san_launch_data *d, struct nt_san_hold *h)
 {
 	const void *table, *grown_from;
 	const char *why;
 
-	if (!desc) {	/* filed in this launch, not traced after all */
+	if (!h) {	/* filed in this launch, not traced after all */
 		node_untraced(d);
 		return NULL;
 	}
@@ -1065,8 +1108,8 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 		       "(the two launches' node records could mix)";
 	if (tl.untabled)
 		return "a node not traced in its graph launch could not be cleared from its exec's node table";
-	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, desc, &tl.synced,
-				 &grown_from, &why);
+	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, nt_san_hold_desc(h), h,
+				 nt_san_hold_entry_only(h), &tl.synced, &grown_from, &why);
 	if (!table)
 		return why;
 	/* the table grew: the kernels given the old one take the new (the
@@ -1088,10 +1131,78 @@ static const char *node_data(const struct nt_san_launch_data *d, const void *des
 	return NULL;
 }
 
+/* A traced node launch whose entry in its exec's table names a run for
+ * several of its launches with one left (san_nodes.c): the run's hold
+ * (a reference for the caller) and this launch's number in it, with the
+ * table handed to the kernel; nothing is copied and nothing waited for.
+ * NULL: none (*why NULL), or it could not be handed (*why). */
+static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const struct nt_launch_info *l,
+				      int entry_only, uint32_t *run, const char **why)
+{
+	struct nt_launch_desc want = {
+		.blocks = l->grid[0] * l->grid[1] * l->grid[2],
+		.threads = l->block[0] * l->block[1] * l->block[2],
+		.grid_x = l->grid[0],
+		.grid_y = l->grid[1],
+	};
+	struct nt_san_hold *h;
+	const void *table;
+
+	*why = NULL;
+	if (tl.moved || tl.untabled ||
+	    !(table = nt_san_node_reuse(d->context, tl.exec, d->gridId, &want, entry_only, &h, run)))
+		return NULL;
+	if (!given(d->function) && function_data(d->function, table)) {
+		nt_san_release(h);
+		*why = "cannot pass the record buffer to the launch";	/* the caller clears the entry */
+		return NULL;
+	}
+	return h;
+}
+
+/* Launches of a graph node that a run filed now is for (nt_san_take's
+ * replays): this one and as many of its exec's next launches as the
+ * policy has launches and blocks left for (nt_sampling_left; the exec's
+ * kernel nodes share the launches), at most REPLAYS_MAX and
+ * REPLAY_SLOTS blocks, within nt_san_replay_room(); 0 (a run for this
+ * launch alone) when that is fewer than 2, when the context's buffers
+ * have no room for it now (a node after the first of its graph launch
+ * may not wait for room), or when the exec's kernel nodes are not known
+ * yet (its first launch seen). */
+#define REPLAYS_MAX 64
+#define REPLAY_SLOTS (1u << 18)
+static uint32_t node_replays(CUcontext ctx, uint64_t blocks)
+{
+	int64_t launches, left_blocks, n = tl.exec_nodes, r = REPLAYS_MAX;
+
+	if (!n || !blocks || blocks > REPLAY_SLOTS / 2)
+		return 0;
+	nt_collector_left(&launches, &left_blocks);	/* after this one */
+	if (launches >= 0 && 1 + launches / n < r)
+		r = 1 + launches / n;
+	if (left_blocks >= 0 && 1 + left_blocks / (int64_t)blocks < r)
+		r = 1 + left_blocks / (int64_t)blocks;
+	if ((int64_t)(REPLAY_SLOTS / blocks) < r)
+		r = REPLAY_SLOTS / blocks;
+	if ((int64_t)(nt_san_replay_room() / blocks) < r)
+		r = (int64_t)(nt_san_replay_room() / blocks);
+	return r < 2 || !nt_san_room(ctx, (uint32_t)(r * blocks)) ? 0 : (uint32_t)r;
+}
+
 static void graph_end(void)
 {
+	struct graph_id *g;
+
 	untable();
 	tl.untabled = 0;
+	if (tl.exec_seen && tl.nodes) {	/* for node_replays() at its next launch */
+		pthread_mutex_lock(&nt_san.lock);
+		HASH_FIND_PTR(graph_execs, &tl.exec, g);
+		if (g)
+			g->nodes = tl.nodes;
+		pthread_mutex_unlock(&nt_san.lock);
+	}
+	tl.nodes = 0;
 	if (tl.graph_lock)
 		pthread_mutex_unlock(&graph_lock);
 	tl.graph_lock = 0;
@@ -1125,6 +1236,8 @@ static void on_graph_launch_begin(const struct nt_san_graph_launch_data *g)
 	tl.graph_upload = g->isGraphUpload != 0;
 	tl.conditional = 0;
 	tl.exec_seen = 0;
+	tl.nodes = 0;
+	tl.exec_nodes = 0;
 	if (sampling_over())
 		return;
 	tl.graph = 1;
@@ -1175,6 +1288,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		nt_collector_count();
 		return;
 	}
+	tl.nodes++;
 	if (!tl.exec_seen) {
 		exec_launch(g->graphExec, g->launchId);
 		tl.exec_seen = 1;

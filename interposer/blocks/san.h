@@ -114,11 +114,13 @@ void nt_san_context_destroyed(CUcontext ctx);
  * stream when upload (a graph node's goes into its exec's table instead,
  * san_nodes.c): may wait up to nt_san.cfg.wait_s for room, when may_wait and
  * the policy waits (nt_collector_waits: else the window closes and the
- * launch is dropped), nt_san.lock not held.  The hold for nt_collector_traced(), or NULL
- * with the reason in *why. */
+ * launch is dropped), nt_san.lock not held.  replays > 0: a graph node's
+ * run for that many launches of its exec (kernels/blockrec.h: blocks *
+ * replays records, the scratch's launch counts zeroed on stream).  The
+ * hold for nt_collector_traced(), or NULL with the reason in *why. */
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
-				int may_wait, int upload, const char **why);
+				uint32_t replays, int may_wait, int upload, const char **why);
 /* With an event `done` (san_fetch.c), the blocks write their records to
  * the run's device copy, copied to its host records once done has
  * passed; the hold owns the event from then on (given back at release).
@@ -132,7 +134,15 @@ int nt_san_hold_fetch(void *hold);
 /* 1 when a launch of `blocks` would find room in ctx's record buffers
  * now, or never can (nt_recpool_room); 0 when it would wait. */
 int nt_san_room(CUcontext ctx, uint32_t blocks);
-const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag);
+/* Where the records of its launch `run` (0 unless replays) go, and their tag. */
+const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t run, uint32_t *tag);
+/* Slots that more runs for several launches may take (a quarter of a
+ * context's NUCATRACE_BUFFER_MAX for all of them). */
+uint64_t nt_san_replay_room(void);
+/* 1 when its records are entry-only ones (struct nt_entry_rec). */
+int nt_san_hold_entry_only(const struct nt_san_hold *h);
+/* One more reference: nt_san_release() gives the run back at the last. */
+void nt_san_hold_ref(struct nt_san_hold *h);
 /* The descriptor: in device memory when uploaded, else the host's copy. */
 const void *nt_san_hold_desc(const struct nt_san_hold *h);
 /* The collector's release(), or the caller's undo (nt_san.lock not held). */
@@ -150,8 +160,16 @@ void nt_san_release(void *hold);
  * kernels given the old one in this launch must take it), or NULL with
  * the reason in *why. */
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
-			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const void **grown_from,
-			     const char **why);
+			     uint64_t gridid, const struct nt_launch_desc *desc, struct nt_san_hold *hold,
+			     int entry_only, int *synced, const void **grown_from, const char **why);
+/* The node's next launch, when its entry names a run for several
+ * launches (desc->replays, nt_san_node_file's hold) of the same shape as
+ * want (blocks, threads, grid), in entry_only's records, with one left:
+ * its number in *run, the hold in *hold with a reference for the caller,
+ * and the table to hand out (nothing is written: the blocks find their
+ * records by their own launch count); NULL when there is none. */
+const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint64_t gridid, const struct nt_launch_desc *want,
+			      int entry_only, struct nt_san_hold **hold, uint32_t *run);
 /* 1 when the node's entry holds a descriptor (nt_san_node_clear would
  * write). */
 int nt_san_node_filed(CUcontext ctx, CUgraphExec exec, uint64_t gridid);
@@ -170,6 +188,12 @@ void nt_san_nodes_forget(CUcontext ctx);
  * read them). */
 void nt_san_nodes_forget_exec(CUgraphExec exec);
 /* A child after fork(). */
+/* A window's modules were unpatched: the entries let go of their runs
+ * (each launch traced keeps its own reference; a node whose table is
+ * handed out was traced, or its entry cleared, so no block writes into
+ * a run let go).  The entries stay filed: a launch traces or clears them
+ * before handing their table out again. */
+void nt_san_nodes_retire(void);
 void nt_san_nodes_reset(void);
 
 /* san_native.c: time untraced launches of traced configurations. */

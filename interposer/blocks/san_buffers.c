@@ -41,6 +41,10 @@ struct nt_san_hold {
 	int ended, fetched;	/* fetched: atomic */
 	int entry_only;		/* its records are struct nt_entry_rec */
 	int uploaded;		/* desc copied to run.desc (else a graph node's: san_nodes.c) */
+	/* a graph node's for desc.replays launches (kernels/blockrec.h):
+	 * each of them traced holds a reference, and its node's entry one
+	 * (san_nodes.c); a plain launch's: 1 */
+	int refs;
 	struct nt_launch_desc desc;
 	/* records on the device and not yet fetched: in the list unfetched
 	 * (nt_san.lock); claimed (atomic, set under the lock) by the thread
@@ -58,6 +62,10 @@ enum { END_UNCOMMITTED = -2, END_FAILED = -1, END_AWAITED = 0, END_MARKED = 1, E
 
 static struct ctx_buf *contexts;
 static unsigned last_tag;
+/* slots in graph nodes' runs for several launches (atomic): they are
+ * held from one of the node's launches to its last, so they are kept to
+ * a share of the buffers, and the other launches' runs keep coming back */
+static uint64_t replay_slots;
 static struct nt_san_hold *unfetched;	/* nt_san.lock */
 
 /* With nt_san.lock held. */
@@ -133,7 +141,7 @@ static struct ctx_buf *ctx_get(CUcontext ctx)
 
 /* A run of `blocks` in ctx's pool, growing it as it asks, every
  * allocation outside nt_san.lock. */
-static enum nt_recpool_status take_run(CUcontext ctx, nt_san_stream stream, uint32_t blocks,
+static enum nt_recpool_status take_run(CUcontext ctx, nt_san_stream stream, uint32_t blocks, uint32_t tags,
 				       struct nt_san_hold *h)
 {
 	enum nt_recpool_status st;
@@ -145,8 +153,12 @@ static enum nt_recpool_status take_run(CUcontext ctx, nt_san_stream stream, uint
 		pthread_mutex_lock(&nt_san.lock);
 		h->cb = ctx_get(ctx);
 		st = h->cb ? nt_recpool_take(h->cb->pool, blocks, &h->run, &g) : NT_RECPOOL_NO_MEMORY;
-		if (st == NT_RECPOOL_OK && !(h->tag = ++last_tag))
-			h->tag = last_tag = 1;
+		if (st == NT_RECPOOL_OK) {	/* tags last_tag + 1 .. + tags, never 0 */
+			if (last_tag > UINT32_MAX - tags)
+				last_tag = 0;
+			h->tag = last_tag + 1;
+			last_tag += tags;
+		}
 		pthread_mutex_unlock(&nt_san.lock);
 		if (st != NT_RECPOOL_GROW)
 			return st;
@@ -184,8 +196,8 @@ void nt_san_context_destroyed(CUcontext ctx)
 	nt_recpool_free(pool, slab_release, ctx);
 }
 
-static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint64_t grid, uint32_t threads,
-		      uint32_t grid_x, uint32_t grid_y, unsigned tag, int on_device)
+static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint64_t grid, uint32_t blocks,
+		      uint32_t threads, uint32_t grid_x, uint32_t grid_y, unsigned tag, int on_device, uint32_t replays)
 {
 	d->grid = grid;
 	d->scratch = run->scratch;
@@ -195,7 +207,8 @@ static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uin
 	d->grid_x = grid_x;
 	d->grid_y = grid_y;
 	d->tag = tag;
-	d->blocks = run->blocks;
+	d->blocks = blocks;
+	d->replays = replays;
 	d->node_shift = 0;
 	d->nodes = NULL;
 }
@@ -211,7 +224,7 @@ static int fetch_help(CUcontext ctx);
 
 struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t grid, uint32_t blocks,
 				uint32_t threads, uint32_t grid_x, uint32_t grid_y, CUevent done, int entry_only,
-				int may_wait, int upload, const char **why)
+				uint32_t replays, int may_wait, int upload, const char **why)
 {
 	double t0 = nt_now_s(), deadline = t0 + nt_san.cfg.wait_s, left;
 	struct nt_san_hold *h = calloc(1, sizeof(*h));
@@ -223,7 +236,10 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		nt_san_fetch_give(ctx, done, 0);
 		return NULL;
 	}
-	while ((st = take_run(ctx, stream, blocks, h)) == NT_RECPOOL_FULL) {
+	if (replays && (uint64_t)blocks * replays > UINT32_MAX)
+		replays = UINT32_MAX / blocks;
+	while ((st = take_run(ctx, stream, replays ? blocks * replays : blocks, replays ? replays : 1, h)) ==
+	       NT_RECPOOL_FULL) {
 		left = deadline - nt_now_s();
 		*why = NULL;
 		if (!may_wait)
@@ -277,8 +293,20 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 		h->done = done;
 		h->ended = done ? END_UNCOMMITTED : END_MARKED;
 		h->entry_only = entry_only;
-		fill_desc(&h->desc, &h->run, grid, threads, grid_x, grid_y, h->tag, done != NULL);
+		h->refs = 1;
+		if (replays)
+			__atomic_add_fetch(&replay_slots, h->run.blocks, __ATOMIC_RELAXED);
+		fill_desc(&h->desc, &h->run, grid, blocks, threads, grid_x, grid_y, h->tag, done != NULL, replays);
 		h->uploaded = upload;
+		/* the blocks count their launches from 0 (the scratch of a
+		 * plain launch's run may hold an earlier node's counts: it
+		 * does not read them) */
+		if (replays &&
+		    nt_san.sanitizerMemset(h->run.scratch, 0, (size_t)blocks * sizeof(*h->run.scratch), stream)) {
+			*why = "cannot pass the record buffer to the launch";
+			nt_san_release(h);
+			return NULL;
+		}
 		if (!upload || !nt_san.sanitizerMemcpyHostToDeviceAsync(h->run.desc, &h->desc, sizeof(h->desc), stream)) {
 			if (done) {
 				pthread_mutex_lock(&nt_san.lock);
@@ -300,10 +328,30 @@ struct nt_san_hold *nt_san_take(CUcontext ctx, nt_san_stream stream, uint64_t gr
 	return NULL;
 }
 
-const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t *tag)
+const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t run, uint32_t *tag)
 {
-	*tag = h->tag;
-	return h->run.rec;
+	size_t first = (size_t)run * h->desc.blocks;
+
+	*tag = h->tag + run;
+	return h->entry_only ? (const volatile struct nt_block_rec *)((struct nt_entry_rec *)h->run.rec + first)
+			     : h->run.rec + first;
+}
+
+uint64_t nt_san_replay_room(void)
+{
+	uint64_t cap = nt_san.cfg.buffer_max / 4, used = __atomic_load_n(&replay_slots, __ATOMIC_RELAXED);
+
+	return used < cap ? cap - used : 0;
+}
+
+int nt_san_hold_entry_only(const struct nt_san_hold *h)
+{
+	return h->entry_only;
+}
+
+void nt_san_hold_ref(struct nt_san_hold *h)
+{
+	__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
 }
 
 const void *nt_san_hold_desc(const struct nt_san_hold *h)
@@ -316,6 +364,10 @@ void nt_san_release(void *hold)
 	struct nt_san_hold *h = hold;
 	int dead, awaited = END_AWAITED;
 
+	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;	/* another launch of its node, or the node's entry, still has it */
+	if (h->desc.replays)
+		__atomic_sub_fetch(&replay_slots, h->run.blocks, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&nt_san.lock);
 	/* a waiting launch's thread fetching it (the collector gave up on
 	 * it meanwhile: exit, a context going) is done in a moment */

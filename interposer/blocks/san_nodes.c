@@ -66,6 +66,15 @@ struct table_key {
 	CUcontext ctx;		/* the nodes' (an exec's nodes may run in several) */
 };
 
+/* What the host keeps of an entry beside the device's copy: the record
+ * run its descriptor names, when it is for several launches of the node
+ * (kernels/blockrec.h), and how many of them were handed out. */
+struct aux {
+	struct nt_san_hold *hold;	/* a reference of its own; NULL: none */
+	uint32_t used;
+	int entry_only;
+};
+
 struct table {
 	struct table_key key;
 	uint32_t launch;	/* the exec's launch that last wrote it */
@@ -74,6 +83,7 @@ struct table {
 	unsigned bits, n;	/* 2^bits entries, n keys */
 	unsigned live;		/* entries with a descriptor */
 	struct nt_node_entry *host;	/* what the device block holds */
+	struct aux *aux;		/* [2^bits], beside host */
 	struct nt_launch_desc *dev;	/* NULL: none yet */
 	UT_hash_handle hh;
 };
@@ -111,6 +121,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	size_t n = (size_t)1 << bits, size = sizeof(struct nt_launch_desc) + n * sizeof(struct nt_node_entry);
 	struct nt_launch_desc *img = NULL, *dev = NULL;
 	struct nt_node_entry *host = NULL;
+	struct aux *aux = NULL;
 	struct block *b = NULL;
 
 	*why = "out of memory";
@@ -119,12 +130,17 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 		       "are kept until their context goes)";
 		return -1;
 	}
-	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(b = calloc(1, sizeof(*b))) ||
-	    nt_san.sanitizerAlloc(t->key.ctx, (void **)&dev, size))
+	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(aux = calloc(n, sizeof(*aux))) ||
+	    !(b = calloc(1, sizeof(*b))) || nt_san.sanitizerAlloc(t->key.ctx, (void **)&dev, size))
 		goto fail;
-	for (unsigned i = 0; t->host && i < 1u << t->bits; i++)
-		if (t->host[i].key)
-			host[find(host, bits, t->host[i].key)] = t->host[i];
+	for (unsigned i = 0; t->host && i < 1u << t->bits; i++) {
+		if (t->host[i].key) {
+			unsigned j = find(host, bits, t->host[i].key);
+
+			host[j] = t->host[i];
+			aux[j] = t->aux[i];
+		}
+	}
 	img->node_shift = 64 - bits;
 	img->nodes = entries(dev);
 	memcpy(entries(img), host, n * sizeof(*host));
@@ -134,7 +150,9 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	}
 	free(img);
 	free(t->host);
+	free(t->aux);
 	t->host = host;
+	t->aux = aux;
 	t->bits = bits;
 	t->dev = dev;
 	b->ctx = t->key.ctx;
@@ -147,6 +165,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 fail:
 	free(img);
 	free(host);
+	free(aux);
 	free(b);
 	return -1;
 }
@@ -173,15 +192,36 @@ static struct table *table_of(CUgraphExec exec, CUcontext ctx)
 	return t;
 }
 
-/* Write entry i of t (mutex held): 0, or -1 with nothing changed. */
-static int put(struct table *t, unsigned i, const struct nt_node_entry *e, nt_san_stream stream)
+/* Entry i's run let go (mutex held; its launches traced keep theirs). */
+static void unhold(struct aux *a)
+{
+	if (a->hold)
+		nt_san_release(a->hold);
+	*a = (struct aux){ 0 };
+}
+
+/* Write entry i of t, its run `a` (mutex held): 0, or -1 with nothing
+ * changed. */
+static int put(struct table *t, unsigned i, const struct nt_node_entry *e, const struct aux *a,
+	       nt_san_stream stream)
 {
 	if (nt_san.sanitizerMemcpyHostToDeviceAsync(entries(t->dev) + i, (void *)e, sizeof(*e), stream))
 		return -1;
 	t->n += !t->host[i].key;
 	t->live += filed(e) - filed(&t->host[i]);
 	t->host[i] = *e;
+	unhold(&t->aux[i]);
+	t->aux[i] = *a;
+	if (a->hold)
+		nt_san_hold_ref(a->hold);
 	return 0;
+}
+
+/* Every run t's entries hold let go (mutex held). */
+static void unhold_all(struct table *t)
+{
+	for (unsigned i = 0; t->aux && i < 1u << t->bits; i++)
+		unhold(&t->aux[i]);
 }
 
 /* Every entry of t without its key (mutex held): 0 or -1. */
@@ -196,6 +236,7 @@ static int empty(struct table *t, nt_san_stream stream)
 		free(img);
 		return -1;
 	}
+	unhold_all(t);
 	free(t->host);
 	t->host = img;
 	t->live = t->n = 0;
@@ -237,10 +278,12 @@ static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, ui
 }
 
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
-			     uint64_t gridid, const struct nt_launch_desc *desc, int *synced, const void **grown_from,
-			     const char **why)
+			     uint64_t gridid, const struct nt_launch_desc *desc, struct nt_san_hold *hold,
+			     int entry_only, int *synced, const void **grown_from, const char **why)
 {
 	struct nt_node_entry e = { .key = gridid + 1, .desc = *desc };
+	/* this launch is the run's first */
+	struct aux a = { desc->replays ? hold : NULL, 1, entry_only };
 	const void *data = NULL;
 	struct table *t;
 	unsigned i;
@@ -264,10 +307,39 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, n
 		t->launch = launch;
 		i = find(t->host, t->bits, e.key);
 	}
-	if (put(t, i, &e, stream)) {
+	if (put(t, i, &e, &a, stream)) {
 		*why = "cannot pass the record buffer to the launch";
 		goto out;
 	}
+	t->handed = 1;
+	data = t->dev;
+out:
+	pthread_mutex_unlock(&lock);
+	return data;
+}
+
+const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint64_t gridid, const struct nt_launch_desc *want,
+			      int entry_only, struct nt_san_hold **hold, uint32_t *run)
+{
+	const struct nt_launch_desc *d;
+	const void *data = NULL;
+	struct table *t;
+	struct aux *a;
+	unsigned i;
+
+	pthread_mutex_lock(&lock);
+	if (!(t = table_get(exec, ctx)) || !t->dev || t->changed || !t->live || !(gridid + 1))
+		goto out;
+	i = find(t->host, t->bits, gridid + 1);
+	a = &t->aux[i];
+	d = &t->host[i].desc;
+	if (!filed(&t->host[i]) || !a->hold || a->used >= d->replays || a->entry_only != entry_only ||
+	    d->grid != gridid || d->blocks != want->blocks || d->threads != want->threads ||
+	    d->grid_x != want->grid_x || d->grid_y != want->grid_y)
+		goto out;
+	*run = a->used++;
+	*hold = a->hold;
+	nt_san_hold_ref(a->hold);
 	t->handed = 1;
 	data = t->dev;
 out:
@@ -279,6 +351,7 @@ int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_s
 		      int *synced)
 {
 	struct nt_node_entry e = { .key = gridid + 1, .desc = { .grid = ~0ull } };
+	struct aux none = { 0 };
 	const char *why;
 	struct table *t;
 	unsigned i;
@@ -295,7 +368,7 @@ int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_s
 	if (!(t = settle(t, ctx, exec, launch, stream, synced, &why)))
 		goto out;
 	i = find(t->host, t->bits, e.key);	/* (emptied, or another table) */
-	ret = t->dev && filed(&t->host[i]) ? put(t, i, &e, stream) : 0;
+	ret = t->dev && filed(&t->host[i]) ? put(t, i, &e, &none, stream) : 0;
 out:
 	pthread_mutex_unlock(&lock);
 	return ret;
@@ -334,7 +407,9 @@ void nt_san_nodes_forget(CUcontext ctx)
 	HASH_ITER(hh, tables, t, tmp) {
 		if (t->key.ctx == ctx) {
 			HASH_DEL(tables, t);
+			unhold_all(t);
 			free(t->host);
+			free(t->aux);
 			free(t);
 		}
 	}
@@ -361,10 +436,22 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 	HASH_ITER(hh, tables, t, tmp) {
 		if (t->key.exec == exec) {
 			HASH_DEL(tables, t);
+			unhold_all(t);
 			free(t->host);
+			free(t->aux);
 			free(t);
 		}
 	}
+	pthread_mutex_unlock(&lock);
+}
+
+void nt_san_nodes_retire(void)
+{
+	struct table *t, *tmp;
+
+	pthread_mutex_lock(&lock);
+	HASH_ITER(hh, tables, t, tmp)
+		unhold_all(t);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -464,24 +464,34 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 	g.recorded_runs++;
 	for (unsigned b = 0; b < grid; b++) {
 		struct nt_block_rec *r;
+		unsigned run = 0, tag;
 
 		if (b >= d->blocks || threads != d->threads) {
 			g.beyond++;
 			continue;
 		}
+		if (d->replays) {	/* a node's descriptor for several launches */
+			run = d->scratch[b].runs++;
+			if (run >= d->replays) {
+				g.beyond++;	/* past its launches: as beyond its buffer */
+				continue;
+			}
+		}
+		tag = d->tag + run;
 		if (g.instr[mod] & ENTRY_ONLY) {	/* thread 0 at the block's start */
-			volatile struct nt_entry_rec *e = (volatile struct nt_entry_rec *)d->rec + b;
+			volatile struct nt_entry_rec *e =
+				(volatile struct nt_entry_rec *)d->rec + (size_t)run * d->blocks + b;
 			unsigned long long t = g.clock, c = g.clock * 2;
 
-			e->w[NT_ENTRY_SM_C_HI] = NT_ENTRY_WORD(d->tag, NT_ENTRY_SM_C((b * 7) % 132, c));
-			e->w[NT_ENTRY_C_LO] = NT_ENTRY_WORD(d->tag, c);
-			e->w[NT_ENTRY_T_HI] = NT_ENTRY_WORD(d->tag, t >> 32);
-			__atomic_store_n(&e->w[NT_ENTRY_T_LO], NT_ENTRY_WORD(d->tag, t), __ATOMIC_RELEASE);
+			e->w[NT_ENTRY_SM_C_HI] = NT_ENTRY_WORD(tag, NT_ENTRY_SM_C((b * 7) % 132, c));
+			e->w[NT_ENTRY_C_LO] = NT_ENTRY_WORD(tag, c);
+			e->w[NT_ENTRY_T_HI] = NT_ENTRY_WORD(tag, t >> 32);
+			__atomic_store_n(&e->w[NT_ENTRY_T_LO], NT_ENTRY_WORD(tag, t), __ATOMIC_RELEASE);
 			g.clock += 1000 + (b % 7) * 10;
 			g.blocks++;
 			continue;
 		}
-		r = &d->rec[b];
+		r = &d->rec[(size_t)run * d->blocks + b];
 		r->t_start = g.clock;
 		r->c_start = g.clock * 2;
 		g.clock += 1000 + (b % 7) * 10;
@@ -489,7 +499,7 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 		r->c_end = g.clock * 2;
 		r->smid = (b * 7) % 132;
 		r->warps = (threads + 31) / 32;
-		__atomic_store_n(&r->tag, d->tag, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->tag, tag, __ATOMIC_RELEASE);
 		g.blocks++;
 	}
 	pthread_mutex_unlock(&g.lock);

@@ -90,7 +90,7 @@ static void stamp(const struct nt_recrun *r, unsigned v)
 		assert_int_equal(r->rec[i].tag, 0);
 		r->rec[i].tag = v;
 		r->drec[i].tag = v;
-		r->scratch[i].pad = v;
+		r->scratch[i].runs = v;
 	}
 	r->desc->tag = v;
 }
@@ -99,10 +99,10 @@ static void unstamp(const struct nt_recrun *r, unsigned v)
 {
 	for (uint32_t i = 0; i < r->blocks; i++) {
 		assert_int_equal(r->rec[i].tag, v);
-		assert_int_equal(r->scratch[i].pad, v);
+		assert_int_equal(r->scratch[i].runs, v);
 		assert_int_equal(r->drec[i].tag, v);
 		r->rec[i].tag = 0;
-		r->scratch[i].pad = 0;
+		r->scratch[i].runs = 0;
 	}
 	assert_int_equal(r->desc->tag, v);
 }
