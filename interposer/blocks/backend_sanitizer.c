@@ -1163,13 +1163,17 @@ static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const 
 /* Launches of a graph node that a run filed now is for (nt_san_take's
  * replays): this one and as many of its exec's next launches as the
  * policy has launches and blocks left for (nt_sampling_left; the exec's
- * kernel nodes share the launches), at most REPLAYS_MAX and
- * REPLAY_SLOTS blocks, within nt_san_replay_room(); 0 (a run for this
+ * kernel nodes share the launches), at most REPLAYS_MAX (REPLAYS_UNBOUNDED
+ * where the policy sets no bound: a run is refiled after as many) and
+ * REPLAY_SLOTS blocks, within nt_san_replay_room() and an even share of
+ * it among the exec's kernel nodes (so that on a large graph the first
+ * nodes do not take it all); 0 (a run for this
  * launch alone) when that is fewer than 2, when the context's buffers
  * have no room for it now (a node after the first of its graph launch
  * may not wait for room), or when the exec's kernel nodes are not known
  * yet (its first launch seen). */
-#define REPLAYS_MAX 64
+#define REPLAYS_MAX 1024
+#define REPLAYS_UNBOUNDED 64	/* when the policy sets no bound (--sample all) */
 #define REPLAY_SLOTS (1u << 18)
 static uint32_t node_replays(CUcontext ctx, uint64_t blocks)
 {
@@ -1178,14 +1182,18 @@ static uint32_t node_replays(CUcontext ctx, uint64_t blocks)
 	if (!n || !blocks || blocks > REPLAY_SLOTS / 2)
 		return 0;
 	nt_collector_left(&launches, &left_blocks);	/* after this one */
+	if (launches < 0 && left_blocks < 0)
+		r = REPLAYS_UNBOUNDED;
 	if (launches >= 0 && 1 + launches / n < r)
 		r = 1 + launches / n;
 	if (left_blocks >= 0 && 1 + left_blocks / (int64_t)blocks < r)
 		r = 1 + left_blocks / (int64_t)blocks;
 	if ((int64_t)(REPLAY_SLOTS / blocks) < r)
 		r = REPLAY_SLOTS / blocks;
-	if ((int64_t)(nt_san_replay_room() / blocks) < r)
+	if ((int64_t)(nt_san_replay_room() / blocks) < r)	/* all runs of several launches */
 		r = (int64_t)(nt_san_replay_room() / blocks);
+	if ((int64_t)(nt_san_replay_share() / ((uint64_t)n * blocks)) < r)	/* this node's share */
+		r = (int64_t)(nt_san_replay_share() / ((uint64_t)n * blocks));
 	return r < 2 || !nt_san_room(ctx, (uint32_t)(r * blocks)) ? 0 : (uint32_t)r;
 }
 

@@ -136,8 +136,9 @@ int nt_san_hold_fetch(void *hold);
 int nt_san_room(CUcontext ctx, uint32_t blocks);
 /* Where the records of its launch `run` (0 unless replays) go, and their tag. */
 const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold *h, uint32_t run, uint32_t *tag);
-/* Slots that more runs for several launches may take (a quarter of a
- * context's NUCATRACE_BUFFER_MAX for all of them). */
+/* Slots that runs for several launches may hold together (a quarter of
+ * a context's NUCATRACE_BUFFER_MAX), and those left of it now. */
+uint64_t nt_san_replay_share(void);
 uint64_t nt_san_replay_room(void);
 /* 1 when its records are entry-only ones (struct nt_entry_rec). */
 int nt_san_hold_entry_only(const struct nt_san_hold *h);

@@ -337,9 +337,14 @@ const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold
 			     : h->run.rec + first;
 }
 
+uint64_t nt_san_replay_share(void)
+{
+	return nt_san.cfg.buffer_max / 4;
+}
+
 uint64_t nt_san_replay_room(void)
 {
-	uint64_t cap = nt_san.cfg.buffer_max / 4, used = __atomic_load_n(&replay_slots, __ATOMIC_RELAXED);
+	uint64_t cap = nt_san_replay_share(), used = __atomic_load_n(&replay_slots, __ATOMIC_RELAXED);
 
 	return used < cap ? cap - used : 0;
 }
