@@ -1172,7 +1172,7 @@ static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const 
  * have no room for it now (a node after the first of its graph launch
  * may not wait for room), or when the exec's kernel nodes are not known
  * yet (its first launch seen). */
-#define REPLAYS_MAX 1024
+#define REPLAYS_MAX 256
 #define REPLAYS_UNBOUNDED 64	/* when the policy sets no bound (--sample all) */
 #define REPLAY_SLOTS (1u << 18)
 static uint32_t node_replays(CUcontext ctx, uint64_t blocks)
