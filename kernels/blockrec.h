@@ -113,7 +113,8 @@ struct nt_launch_desc {
  * (unique among the node launches of one graph launch), found by open
  * addressing from slot ((%gridid + 1) * NT_NODE_HASH) >> node_shift,
  * probing upwards.  The entry holds the descriptor itself (one copy
- * from the host a traced node); an empty key (0), or a descriptor naming
+ * from the host when it is filed, for one launch of the node or, with
+ * replays, several); an empty key (0), or a descriptor naming
  * another grid (the host's "none": grid ~0): the node launch records
  * nothing.
  */

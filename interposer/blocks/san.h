@@ -195,6 +195,9 @@ void nt_san_nodes_forget_exec(CUgraphExec exec);
  * a run let go).  The entries stay filed: a launch traces or clears them
  * before handing their table out again. */
 void nt_san_nodes_retire(void);
+/* exec is being destroyed: its entries let go of their runs (as at a
+ * window's close; its launches traced keep theirs). */
+void nt_san_nodes_exec_gone(CUgraphExec exec);
 void nt_san_nodes_reset(void);
 
 /* san_native.c: time untraced launches of traced configurations. */

@@ -35,6 +35,20 @@
  * two thirds of a traced node's host time:
  * docs/results/2026-12-04-node-cost.md).
  *
+ * Most launches write nothing: an entry's descriptor may name a run of
+ * records for several launches of its node (kernels/blockrec.h,
+ * replays), whose blocks find their own by counting their launches, and
+ * the host counts them alike (nt_san_node_reuse: no copy, no wait, 3.4
+ * us a traced node against 9.7 on the H200,
+ * docs/results/2026-12-05-node-runs.md).  The host keeps, beside each
+ * entry, the run (a reference of its own) and how many of its launches
+ * were handed out; each launch traced holds another reference.  Every
+ * launch the blocks write into a run is one the host traced (the caller
+ * clears the entry of a node it does not trace before the table is
+ * handed out), so a run let go by its entry is written no more once its
+ * traced launches are read: entries let go when rewritten, emptied,
+ * forgotten, or at a window's close (nt_san_nodes_retire).
+ *
  * Called by the one thread that traces graph nodes at a time (the
  * backend's graph_lock); the mutex guards the tables against
  * nt_san_nodes_forget and is not held while waiting for the stream.  A
@@ -440,6 +454,20 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 			free(t->host);
 			free(t->aux);
 			free(t);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void nt_san_nodes_exec_gone(CUgraphExec exec)
+{
+	struct table *t, *tmp;
+
+	pthread_mutex_lock(&lock);
+	HASH_ITER(hh, tables, t, tmp) {
+		if (t->key.exec == exec) {
+			unhold_all(t);
+			t->changed = 1;	/* (its handle may come back for another exec) */
 		}
 	}
 	pthread_mutex_unlock(&lock);

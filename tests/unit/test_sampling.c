@@ -663,6 +663,43 @@ static void test_blocks_cap(void **state)
 	nt_sampling_free(s);
 }
 
+/* nt_sampling_left: what the open phase has left after the launch just
+ * decided, in launches (window=, max=) and blocks (blocks=); -1 where no
+ * term bounds it, launches 0 under first=/every=. */
+static void test_left(void **state)
+{
+	struct nt_sampling *s = parse_ok("all,window=10,skip=2,blocks=100,max=25");
+	int64_t launches, blocks;
+
+	(void)state;
+	nt_sampling_left(s, &launches, &blocks);	/* nothing open: max= only */
+	assert_int_equal(launches, 25);
+	assert_int_equal(blocks, -1);
+	for (int i = 0; i < 2; i++)	/* skip= */
+		assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(nt_sampling_decide_grid(s, "_Z1av", NULL, 20, 0.0), NT_SAMPLE_TRACE);
+		nt_sampling_blocks(s, 20);
+	}
+	nt_sampling_left(s, &launches, &blocks);
+	assert_int_equal(launches, 7);
+	assert_int_equal(blocks, 40);
+	nt_sampling_free(s);
+
+	s = parse_ok("all");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_left(s, &launches, &blocks);
+	assert_int_equal(launches, -1);
+	assert_int_equal(blocks, -1);
+	nt_sampling_free(s);
+
+	s = parse_ok("first=3");
+	assert_int_equal(nt_sampling_decide(s, "_Z1av", NULL, 0.0), NT_SAMPLE_TRACE);
+	nt_sampling_left(s, &launches, &blocks);
+	assert_int_equal(launches, 0);
+	nt_sampling_free(s);
+}
+
 /* blocks= bounds a window in records (issue 32): a launch of more blocks
  * than that is never traced (NT_SAMPLE_TOO_BIG; the window goes on);
  * with phases each phase holds blocks= of its own; nt_sampling_close_now
@@ -950,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_name_addresses),
 		cmocka_unit_test(test_blocks_cap),
+		cmocka_unit_test(test_left),
 		cmocka_unit_test(test_budgeted),
 		cmocka_unit_test(test_gpu_cap),
 		cmocka_unit_test(test_next_open),
