@@ -870,6 +870,18 @@ static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const 
 				      int entry_only, uint32_t *run, const char **why);
 static uint32_t node_replays(CUcontext ctx, uint64_t blocks);
 
+/* The caller's reference to h let go, h not traced after all.  A node's
+ * run for several launches had its scratch zeroed on stream (nt_san_take),
+ * maybe not yet done: given back now, its slots could be another launch's
+ * when that happens, so the stream is waited for first (and the run kept
+ * for good when that fails). */
+static void drop_run(struct nt_san_hold *h, nt_san_stream stream)
+{
+	if (nt_san_hold_replays(h) && nt_san.sanitizerStreamSynchronize(stream))
+		return;
+	nt_san_release(h);
+}
+
 /* Everything a traced launch needs, up to its records in the collector;
  * sets its data with set_data(d, h) (h NULL: none; NULL, or the reason
  * it cannot).  A graph node whose entry in its exec's table names a run
@@ -909,7 +921,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 				      !tl.graph, &why)))
 			return why;
 		if ((why = set_data(d, h))) {
-			nt_san_release(h);
+			drop_run(h, stream);
 			return why;
 		}
 	}
@@ -917,7 +929,7 @@ static const char *trace(const struct nt_san_launch_data *d, nt_san_stream strea
 	if (nt_collector_traced(seq, &lt, rec, (uint32_t)blocks, tag, done ? nt_san_hold_fetch : NULL, nt_san_release,
 				h)) {
 		set_data(d, NULL);
-		nt_san_release(h);
+		drop_run(h, stream);
 		return "collector stopping or out of memory";
 	}
 	if (done) {	/* marked at the launch's end: end_launch() */
@@ -1072,6 +1084,16 @@ static void untable(void)
 	tl.untabled = 1;
 }
 
+/* untable() where a node's entry could not be made right: the entries
+ * filed or taken in this launch counted a launch their blocks will not
+ * make (their kernels get no table), so none is taken again and the
+ * table is emptied at its next write. */
+static void untable_broken(void)
+{
+	untable();
+	nt_san_nodes_exec_changed(tl.exec);
+}
+
 /* A kernel node of this thread's graph launch is not traced: its entry
  * in the exec's node table (san_nodes.c) back to none.  Not in a launch
  * on another stream than the exec's last, which hands no table out
@@ -1084,12 +1106,12 @@ static void node_untraced(const struct nt_san_launch_data *d)
 	/* A graph launched into a capture: no wait, no copy on its stream
 	 * (they would break or join the capture); its nodes are not traced
 	 * (captured()), so it hands no table out. */
-	if (tl.capturing < 0)
-		tl.capturing = !d->apiStream || captured(d->apiStream) != NULL;
+	if (tl.capturing < 0)	/* (NULL, the legacy stream: the driver is asked too) */
+		tl.capturing = captured(d->apiStream) != NULL;
 	if (tl.capturing)
 		return;
 	if (nt_san_node_clear(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, &tl.synced))
-		untable();
+		untable_broken();
 }
 
 /* A node launch's data (san_nodes.c): its descriptor, filed under its
@@ -1120,7 +1142,7 @@ static const char *node_data(const struct nt_san_launch_data *d, struct nt_san_h
 			continue;
 		if (nt_san.sanitizerSetCallbackData(tl.data[i], table)) {
 			node_untraced(d);
-			untable();
+			untable_broken();
 			return "cannot pass the record buffer to the launch";
 		}
 		tl.tables[i] = table;
@@ -1151,7 +1173,7 @@ static struct nt_san_hold *node_reuse(const struct nt_san_launch_data *d, const 
 
 	*why = NULL;
 	if (tl.moved || tl.untabled ||
-	    !(table = nt_san_node_reuse(d->context, tl.exec, d->gridId, &want, entry_only, &h, run)))
+	    !(table = nt_san_node_reuse(d->context, tl.exec, tl.launch_id, d->gridId, &want, entry_only, &h, run)))
 		return NULL;
 	if (!given(d->function) && function_data(d->function, table)) {
 		nt_san_release(h);
@@ -1180,7 +1202,7 @@ static uint32_t node_replays(CUcontext ctx, uint64_t blocks)
 {
 	int64_t launches, left_blocks, n = tl.exec_nodes, r = REPLAYS_MAX;
 
-	if (!n || !blocks || blocks > REPLAY_SLOTS / 2)
+	if (!n || !blocks || blocks > REPLAY_SLOTS / 2 || tl.moved || tl.untabled)	/* (node_data refuses) */
 		return 0;
 	nt_collector_left(&launches, &left_blocks);	/* after this one */
 	if (launches < 0 && left_blocks < 0)

@@ -140,6 +140,8 @@ const volatile struct nt_block_rec *nt_san_hold_records(const struct nt_san_hold
  * a context's NUCATRACE_BUFFER_MAX), and those left of it now. */
 uint64_t nt_san_replay_share(void);
 uint64_t nt_san_replay_room(void);
+/* Its descriptor's replays (0: one launch's). */
+uint32_t nt_san_hold_replays(const struct nt_san_hold *h);
 /* 1 when its records are entry-only ones (struct nt_entry_rec). */
 int nt_san_hold_entry_only(const struct nt_san_hold *h);
 /* One more reference: nt_san_release() gives the run back at the last. */
@@ -169,8 +171,9 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, n
  * its number in *run, the hold in *hold with a reference for the caller,
  * and the table to hand out (nothing is written: the blocks find their
  * records by their own launch count); NULL when there is none. */
-const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint64_t gridid, const struct nt_launch_desc *want,
-			      int entry_only, struct nt_san_hold **hold, uint32_t *run);
+const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint32_t launch, uint64_t gridid,
+			      const struct nt_launch_desc *want, int entry_only, struct nt_san_hold **hold,
+			      uint32_t *run);
 /* 1 when the node's entry holds a descriptor (nt_san_node_clear would
  * write). */
 int nt_san_node_filed(CUcontext ctx, CUgraphExec exec, uint64_t gridid);

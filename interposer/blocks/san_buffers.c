@@ -349,6 +349,11 @@ uint64_t nt_san_replay_room(void)
 	return used < cap ? cap - used : 0;
 }
 
+uint32_t nt_san_hold_replays(const struct nt_san_hold *h)
+{
+	return h->desc.replays;
+}
+
 int nt_san_hold_entry_only(const struct nt_san_hold *h)
 {
 	return h->entry_only;

@@ -91,8 +91,9 @@ struct aux {
 
 struct table {
 	struct table_key key;
-	uint32_t launch;	/* the exec's launch that last wrote it */
-	int handed;		/* ... and handed it out */
+	uint32_t launch;	/* the exec's launch that last wrote it or handed it out */
+	int handed;		/* ... handed it out */
+	int pending;		/* an earlier launch handed it out, not waited for since */
 	int changed;		/* the exec was updated: its keys may be stale */
 	unsigned bits, n;	/* 2^bits entries, n keys */
 	unsigned live;		/* entries with a descriptor */
@@ -257,16 +258,30 @@ static int empty(struct table *t, nt_san_stream stream)
 	return 0;
 }
 
-/* t (of key k, mutex held) ready to be written in launch `launch`: once
- * per launch, the stream waited for when an earlier launch was handed it
- * (the mutex let go meanwhile: t is looked up again), and emptied when
- * its exec changed.  t, or NULL with *why set. */
+/* t is used in launch `launch` (mutex held): what earlier launches handed
+ * out is pending until a wait. */
+static void touch(struct table *t, uint32_t launch)
+{
+	if (t->launch == launch)
+		return;
+	t->pending |= t->handed;
+	t->handed = 0;
+	t->launch = launch;
+}
+
+/* t (of key k, mutex held) ready to be written in launch `launch`: the
+ * stream waited for when an earlier launch was handed it and not waited
+ * for since (the mutex let go meanwhile: t is looked up again), and
+ * emptied when its exec changed.  A launch that hands the table out
+ * before it writes it (nt_san_node_reuse) still waits for the earlier
+ * ones.  t, or NULL with *why set. */
 static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, uint32_t launch,
 			    nt_san_stream stream, int *synced, const char **why)
 {
-	if (!t->dev || t->launch == launch)
+	if (!t->dev)
 		return t;
-	if (t->handed && !*synced) {
+	touch(t, launch);
+	if (t->pending && !*synced) {
 		pthread_mutex_unlock(&lock);
 		if (nt_san.sanitizerStreamSynchronize(stream)) {
 			pthread_mutex_lock(&lock);
@@ -278,16 +293,17 @@ static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, ui
 		*why = "out of memory";
 		if (!(t = table_of(exec, ctx)))	/* forgotten meanwhile: made again */
 			return NULL;
-		if (!t->dev || t->launch == launch)
+		if (!t->dev)
 			return t;
+		touch(t, launch);
 	}
+	if (*synced)	/* the earlier launches are done */
+		t->pending = 0;
 	if (t->changed && t->n && empty(t, stream)) {
 		*why = "cannot pass the record buffer to the launch";
 		return NULL;
 	}
 	t->changed = 0;
-	t->launch = launch;
-	t->handed = 0;
 	return t;
 }
 
@@ -318,7 +334,8 @@ const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, n
 		if (grow(t, t->dev ? t->bits + 1 : 3, stream, why))
 			goto out;
 		*grown_from = old;
-		t->launch = launch;
+		t->launch = launch;	/* a new block: no launch was handed it yet */
+		t->pending = 0;
 		i = find(t->host, t->bits, e.key);
 	}
 	if (put(t, i, &e, &a, stream)) {
@@ -332,8 +349,9 @@ out:
 	return data;
 }
 
-const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint64_t gridid, const struct nt_launch_desc *want,
-			      int entry_only, struct nt_san_hold **hold, uint32_t *run)
+const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint32_t launch, uint64_t gridid,
+			      const struct nt_launch_desc *want, int entry_only, struct nt_san_hold **hold,
+			      uint32_t *run)
 {
 	const struct nt_launch_desc *d;
 	const void *data = NULL;
@@ -354,6 +372,7 @@ const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint64_t gridid, 
 	*run = a->used++;
 	*hold = a->hold;
 	nt_san_hold_ref(a->hold);
+	touch(t, launch);
 	t->handed = 1;
 	data = t->dev;
 out:

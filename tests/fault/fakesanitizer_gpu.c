@@ -466,16 +466,11 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 		struct nt_block_rec *r;
 		unsigned run = 0, tag;
 
-		if (b >= d->blocks || threads != d->threads) {
-			g.beyond++;
+		if (b < d->blocks && d->replays)	/* a node's descriptor for several launches */
+			run = d->scratch[b].runs++;	/* (counted at entry, whatever the block's threads) */
+		if (b >= d->blocks || threads != d->threads || (d->replays && run >= d->replays)) {
+			g.beyond++;	/* (past its launches: as beyond its buffer) */
 			continue;
-		}
-		if (d->replays) {	/* a node's descriptor for several launches */
-			run = d->scratch[b].runs++;
-			if (run >= d->replays) {
-				g.beyond++;	/* past its launches: as beyond its buffer */
-				continue;
-			}
 		}
 		tag = d->tag + run;
 		if (g.instr[mod] & ENTRY_ONLY) {	/* thread 0 at the block's start */
