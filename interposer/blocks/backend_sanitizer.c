@@ -1132,7 +1132,7 @@ static const char *node_data(const struct nt_san_launch_data *d, struct nt_san_h
 	if (tl.untabled)
 		return "a node not traced in its graph launch could not be cleared from its exec's node table";
 	table = nt_san_node_file(d->context, tl.exec, tl.launch_id, node_stream(d), d->gridId, nt_san_hold_desc(h), h,
-				 nt_san_hold_entry_only(h), &tl.synced, &grown_from, &why);
+				 &tl.synced, &grown_from, &why);
 	if (!table)
 		return why;
 	/* the table grew: the kernels given the old one take the new (the

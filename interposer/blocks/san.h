@@ -164,7 +164,7 @@ void nt_san_release(void *hold);
  * the reason in *why. */
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
 			     uint64_t gridid, const struct nt_launch_desc *desc, struct nt_san_hold *hold,
-			     int entry_only, int *synced, const void **grown_from, const char **why);
+			     int *synced, const void **grown_from, const char **why);
 /* The node's next launch, when its entry names a run for several
  * launches (desc->replays, nt_san_node_file's hold) of the same shape as
  * want (blocks, threads, grid), in entry_only's records, with one left:
@@ -191,7 +191,6 @@ void nt_san_nodes_forget(CUcontext ctx);
  * device memory stays until the context goes: its last launch may still
  * read them). */
 void nt_san_nodes_forget_exec(CUgraphExec exec);
-/* A child after fork(). */
 /* A window's modules were unpatched: the entries let go of their runs
  * (each launch traced keeps its own reference; a node whose table is
  * handed out was traced, or its entry cleared, so no block writes into
@@ -201,6 +200,7 @@ void nt_san_nodes_retire(void);
 /* exec is being destroyed: its entries let go of their runs (as at a
  * window's close; its launches traced keep theirs). */
 void nt_san_nodes_exec_gone(CUgraphExec exec);
+/* A child after fork(). */
 void nt_san_nodes_reset(void);
 
 /* san_native.c: time untraced launches of traced configurations. */

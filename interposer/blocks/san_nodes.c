@@ -86,7 +86,6 @@ struct table_key {
 struct aux {
 	struct nt_san_hold *hold;	/* a reference of its own; NULL: none */
 	uint32_t used;
-	int entry_only;
 };
 
 struct table {
@@ -239,6 +238,17 @@ static void unhold_all(struct table *t)
 		unhold(&t->aux[i]);
 }
 
+/* t out of the tables and freed, its runs let go (mutex held; its device
+ * block stays in `blocks`). */
+static void table_free(struct table *t)
+{
+	HASH_DEL(tables, t);
+	unhold_all(t);
+	free(t->host);
+	free(t->aux);
+	free(t);
+}
+
 /* Every entry of t without its key (mutex held): 0 or -1. */
 static int empty(struct table *t, nt_san_stream stream)
 {
@@ -309,11 +319,10 @@ static struct table *settle(struct table *t, CUcontext ctx, CUgraphExec exec, ui
 
 const void *nt_san_node_file(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_stream stream,
 			     uint64_t gridid, const struct nt_launch_desc *desc, struct nt_san_hold *hold,
-			     int entry_only, int *synced, const void **grown_from, const char **why)
+			     int *synced, const void **grown_from, const char **why)
 {
 	struct nt_node_entry e = { .key = gridid + 1, .desc = *desc };
-	/* this launch is the run's first */
-	struct aux a = { desc->replays ? hold : NULL, 1, entry_only };
+	struct aux a = { desc->replays ? hold : NULL, 1 };	/* this launch is the run's first */
 	const void *data = NULL;
 	struct table *t;
 	unsigned i;
@@ -365,9 +374,9 @@ const void *nt_san_node_reuse(CUcontext ctx, CUgraphExec exec, uint32_t launch, 
 	i = find(t->host, t->bits, gridid + 1);
 	a = &t->aux[i];
 	d = &t->host[i].desc;
-	if (!filed(&t->host[i]) || !a->hold || a->used >= d->replays || a->entry_only != entry_only ||
-	    d->grid != gridid || d->blocks != want->blocks || d->threads != want->threads ||
-	    d->grid_x != want->grid_x || d->grid_y != want->grid_y)
+	if (!filed(&t->host[i]) || !a->hold || a->used >= d->replays ||
+	    nt_san_hold_entry_only(a->hold) != entry_only || d->grid != gridid || d->blocks != want->blocks ||
+	    d->threads != want->threads || d->grid_x != want->grid_x || d->grid_y != want->grid_y)
 		goto out;
 	*run = a->used++;
 	*hold = a->hold;
@@ -438,13 +447,8 @@ void nt_san_nodes_forget(CUcontext ctx)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.ctx == ctx) {
-			HASH_DEL(tables, t);
-			unhold_all(t);
-			free(t->host);
-			free(t->aux);
-			free(t);
-		}
+		if (t->key.ctx == ctx)
+			table_free(t);
 	}
 	while (*p) {
 		struct block *b = *p;
@@ -467,13 +471,8 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.exec == exec) {
-			HASH_DEL(tables, t);
-			unhold_all(t);
-			free(t->host);
-			free(t->aux);
-			free(t);
-		}
+		if (t->key.exec == exec)
+			table_free(t);
 	}
 	pthread_mutex_unlock(&lock);
 }
