@@ -236,6 +236,12 @@ $(BUILD)/tests/gpu/graphlog.so: tests/gpu/graphlog.c tests/gpu/subscribe.h inter
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
+# Preloaded: a program's graph launches routed through it (dlsym's
+# answers for cuGetProcAddress, and the driver's names), counted.
+$(BUILD)/tests/gpu/launchhook.so: tests/gpu/launchhook.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O2 -shared -fPIC -Wall -Wextra -o $@ $< -ldl
+
 # A stand-in for libsanitizer-public.so (NUCATRACE_SANITIZER_LIB) that
 # times each entry point and callback: where the interposer's host time goes.
 $(BUILD)/tests/gpu/santime.so: tests/gpu/santime.c interposer/blocks/sanitizer_abi.h

@@ -25,6 +25,13 @@
  *                   changed and destroyed)
  *   dark            res-dark, exec-created and driver-one: what stays
  *                   on between windows, but for the other driver calls
+ *   procaddr        the driver's cuGetProcAddress (and _v2) at their
+ *                   exit, where the function cuGraphLaunch's lookup
+ *                   returns is replaced by a wrapper that counts its
+ *                   calls and calls it: whether a graph launch can be
+ *                   routed through a tool (a shadow exec in the
+ *                   program's exec's place, issue 33), and what that
+ *                   costs a replay
  *
  * The triad with nothing patched ran 3.5% slower per launch under
  * libnucatrace's `none` (docs/results/2026-12-01-switch-safety.md): running
@@ -45,15 +52,71 @@
 
 static unsigned long calls;
 
+/* procaddr: lookups seen, cuGraphLaunch's among them, and the wrapped
+ * functions (two: a lookup per default-stream kind) with their calls */
+#define CBID_cuGetProcAddress 626
+#define CBID_cuGetProcAddress_v2 677
+struct lookup_params {	/* cuGetProcAddress(_v2)_params' first four */
+	const char *symbol;
+	void **pfn;
+	int cudaVersion;
+	uint64_t flags;
+};
+typedef CUresult (*graph_launch_fn)(CUgraphExec, CUstream);
+static unsigned long lookups, graph_lookups, wrapped_calls[2];
+static graph_launch_fn real[2];
+static int wrapping;
+
+static CUresult wrapper0(CUgraphExec e, CUstream s)
+{
+	__atomic_add_fetch(&wrapped_calls[0], 1, __ATOMIC_RELAXED);
+	return real[0](e, s);
+}
+
+static CUresult wrapper1(CUgraphExec e, CUstream s)
+{
+	__atomic_add_fetch(&wrapped_calls[1], 1, __ATOMIC_RELAXED);
+	return real[1](e, s);
+}
+
+static void on_lookup(const struct nt_san_api_data *d)
+{
+	const struct lookup_params *p = d->functionParams;
+	static graph_launch_fn const wrappers[2] = { wrapper0, wrapper1 };
+
+	__atomic_add_fetch(&lookups, 1, __ATOMIC_RELAXED);
+	if (d->callbackSite != NT_SAN_API_EXIT || !p->symbol || strcmp(p->symbol, "cuGraphLaunch"))
+		return;
+	graph_lookups++;
+	if (!p->pfn || !*p->pfn || *(const CUresult *)d->functionReturnValue != CUDA_SUCCESS)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (!real[i])
+			real[i] = (graph_launch_fn)*p->pfn;
+		if (real[i] == (graph_launch_fn)*p->pfn) {
+			*p->pfn = (void *)wrappers[i];
+			fprintf(stderr, "subcost: cuGraphLaunch (cuda %d, flags %llu) wrapped (%d)\n",
+				p->cudaVersion, (unsigned long long)p->flags, i);
+			return;
+		}
+	}
+}
+
 static void on_callback(void *userdata, nt_san_domain domain, uint32_t cbid, const void *data)
 {
-	(void)userdata, (void)domain, (void)cbid, (void)data;
+	(void)userdata;
 	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (wrapping && domain == NT_SAN_CB_DOMAIN_DRIVER_API &&
+	    (cbid == CBID_cuGetProcAddress || cbid == CBID_cuGetProcAddress_v2))
+		on_lookup(data);
 }
 
 static void report(void)
 {
 	fprintf(stderr, "subcost: %lu callbacks\n", calls);
+	if (wrapping)
+		fprintf(stderr, "subcost: procaddr: %lu lookups, %lu of cuGraphLaunch, wrapped calls %lu + %lu\n",
+			lookups, graph_lookups, wrapped_calls[0], wrapped_calls[1]);
 }
 
 static int has(const char *list, const char *word)
@@ -105,6 +168,11 @@ int InitializeInjection(void)
 		       callback(1, sub, NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END);
 	if (has(what, "driver-launch"))
 		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel);
+	if (has(what, "procaddr")) {
+		wrapping = 1;
+		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_DRIVER_API, CBID_cuGetProcAddress) |
+		       callback(1, sub, NT_SAN_CB_DOMAIN_DRIVER_API, CBID_cuGetProcAddress_v2);
+	}
 	if (has(what, "graphs"))
 		bad |= callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_NODE_LAUNCH_BEGIN) |
 		       callback(1, sub, NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_LAUNCH_BEGIN) |
