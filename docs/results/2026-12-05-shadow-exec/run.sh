@@ -20,6 +20,13 @@
 #           PyTorch training loop captured as a graph (3 steps) under
 #           SUBCOST=procaddr and under hook: which route sees PyTorch's
 #           graph launches?
+#   torchwall  the PyTorch training loop (tests/gpu/progs/torch_train.py)
+#           with $TW's options (default "--compile --steps 200": both
+#           models under torch.compile(mode="reduce-overhead")) plain, at
+#           the floor and under the default (nucatrace run, build $B),
+#           $R rounds in turn: the program's wall time (what the user
+#           waits for, from start to exit), its "train" time and its
+#           losses; the default's summary
 # Logs in $OUT/shadow.tgz, packed after each step.
 RO=${OUT:-/tmp/out}
 W=/tmp/S
@@ -56,6 +63,23 @@ for s in "$@"; do
 			--graphs --steps 3 >$W/torch-hook.out 2>&1
 		echo "torch hook rc=$?" >>$W/probe.log
 		grep -E "subcost|launchhook|^step" $W/torch-hook.out >>$W/probe.log ;;
+	torchwall) for r in $(seq ${R:-3}); do
+			for v in plain floor default; do
+				t1=$(date +%s.%N)
+				case $v in
+				plain) timeout 300 python3 tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
+				floor) CUDA_INJECTION64_PATH=$INJ SUBCOST=none timeout 300 python3 tests/gpu/progs/torch_train.py \
+						${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
+				default) rm -rf $W/twd; timeout 300 $B/nucatrace run --no-calibrate --output-dir $W/twd -- python3 \
+						tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>$W/tw-default.err ;;
+				esac
+				rc=$?
+				echo "$r $v rc=$rc wall $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t1 }") s $(grep -E '^(train|step [0-9]+ loss)' $W/tw.out | tail -n 2 | tr '\n' ' ')" >>$W/torchwall.log
+				[ $r -eq 1 ] && [ $rc -ne 0 ] && tail -n 20 $W/tw.out >>$W/torchwall.log
+				[ $v = default ] && [ $r -eq ${R:-3} ] && tail -n 8 $W/tw-default.err >>$W/torchwall.log
+			done
+		done
+		cat $W/torchwall.log ;;
 	esac
 	echo "step $s: $(($(date +%s) - t0)) s" | tee -a $W/steps.log
 	pack

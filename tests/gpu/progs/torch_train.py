@@ -4,14 +4,18 @@ small conv net (CIFAR-sized images), trained together in bf16 autocast with
 AdamW, about a thousand kernel launches per step (PyTorch's own elementwise
 and reduction kernels, cuBLAS GEMMs, cuDNN convolutions, fused attention).
 
-    python3 torch_train.py [--steps N] [--graphs] [--seed S] [--scale K]
+    python3 torch_train.py [--steps N] [--graphs | --compile] [--seed S] [--scale K]
 
 Prints one line per 10 steps with the losses in full precision (so an
 untraced and a traced run can be compared byte for byte), then
 "train WALL s" (wall time of the steps, after a CUDA sync) and "step MS ms"
 (median step time).  --graphs captures one whole step (forward, backward,
 optimizer) into a CUDA graph and replays it: the pattern of
-torch.cuda.graphs and torch.compile(mode="reduce-overhead").  --scale K multiplies both batches by
+torch.cuda.graphs and torch.compile(mode="reduce-overhead").  --compile runs
+that instead: both models compiled with mode="reduce-overhead" (Inductor's
+kernels, replayed as CUDA graphs by its graph trees, forward and backward),
+the loss and the optimizer eager, three steps of warm-up (the compile and
+the graphs' recording) before the timed ones.  --scale K multiplies both batches by
 K: the same launches, each K times the work, so that the GPU, not Python,
 sets the pace (the eager loop at K=1 waits on the host, whose jitter
 between runs hides a 1% difference).  --lockstep IN,OUT,READY takes turns
@@ -92,11 +96,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--graphs", action="store_true")
+    ap.add_argument("--compile", action="store_true", help='models compiled with mode="reduce-overhead"')
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--step-times", action="store_true", help="print every step's host time (ms)")
     ap.add_argument("--scale", type=int, default=1, help="batches K times larger")
     ap.add_argument("--lockstep", metavar="IN,OUT,READY", help="take turns with another process, step by step")
     args = ap.parse_args()
+    if args.graphs and args.compile:
+        ap.error("--graphs and --compile: one or the other")
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.deterministic = True
@@ -110,13 +117,19 @@ def main():
     images = torch.randn(64 * args.scale, 3, 32, 32, device=dev, generator=g)
     labels = torch.randint(0, 10, (64 * args.scale,), device=dev, generator=g)
     losses = torch.zeros(2, device=dev)
+    lm_run, cnn_run = lm, cnn
+    if args.compile:
+        lm_run = torch.compile(lm, mode="reduce-overhead")
+        cnn_run = torch.compile(cnn, mode="reduce-overhead")
 
     def step():
+        if args.compile:
+            torch.compiler.cudagraph_mark_step_begin()  # last step's graph outputs may be overwritten
         opt.zero_grad(set_to_none=False)
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = lm(tokens[:, :-1])
+            logits = lm_run(tokens[:, :-1])
             l1 = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-            l2 = F.cross_entropy(cnn(images).float(), labels)
+            l2 = F.cross_entropy(cnn_run(images).float(), labels)
         (l1 + l2).backward()
         opt.step()
         losses[0].copy_(l1.detach())
@@ -136,6 +149,9 @@ def main():
             step()
         run = graph.replay
     else:
+        if args.compile:
+            for _ in range(3):  # compiled, then recorded as graphs, then replayed
+                step()
         run = step
     torch.cuda.synchronize()
     t_ready = time.time()
