@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "entryrec.h"
+#include "graphroute.h"
 #include "sink.h"
 #include "trace/sampling.h"
 #include "util/clock.h"
@@ -553,10 +554,11 @@ void nt_collector_twin_loaded(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
-void nt_collector_twin_pointed(void)
+void nt_collector_twin_pointed(int shadow)
 {
 	pthread_mutex_lock(&col.lock);
 	col.run.graph_execs_twinned++;
+	col.run.graph_execs_shadowed += shadow != 0;
 	pthread_mutex_unlock(&col.lock);
 }
 
@@ -1102,6 +1104,7 @@ void nt_collector_stop(void)
 	col.head = NULL;
 	col.tail = &col.head;
 	col.run.launches = __atomic_load_n(&col.seq, __ATOMIC_RELAXED);
+	col.run.graph_routed = nt_graph_routed();
 	if (col.run.kernels_lost || col.run.drops_lost)
 		nt_warn("%" PRIu64 " kernel records and %" PRIu64 " drop records were lost: the trace file "
 			"could not keep up with the launches", col.run.kernels_lost, col.run.drops_lost);

@@ -135,7 +135,7 @@ void nt_collector_twin_image(size_t bytes, size_t compressed);
  * named variable): counted once a module, the first few names kept. */
 void nt_collector_twin_refused(const char *variable);
 void nt_collector_twin_loaded(void);
-void nt_collector_twin_pointed(void);
+void nt_collector_twin_pointed(int shadow);	/* shadow: by a shadow exec */
 /* A launch waited seconds for record space (in_callback: inside its
  * launch callback, not at its entry into the driver): for the summary
  * and the meta. */

@@ -93,6 +93,14 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 		snprintf(msg, sizeof(msg), "NUCATRACE_BLOCKS='%.64s' is not mixed, full or entry; using mixed", v);
 		warn(msg);
 	}
+	if ((v = value(get, "NUCATRACE_GRAPH_ROUTE")) && !strcmp(v, "shadow")) {
+		c->graph_shadow = 1;
+	} else if (v && strcmp(v, "update")) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "NUCATRACE_GRAPH_ROUTE='%.64s' is not update or shadow; using update", v);
+		warn(msg);
+	}
 	c->output_dir = value(get, "NUCATRACE_OUTPUT_DIR");
 	c->output_pattern = value(get, "NUCATRACE_OUTPUT_PATTERN");
 	c->store = value(get, "NUCATRACE_STORE");

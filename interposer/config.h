@@ -38,6 +38,14 @@
  *                             launch is counted (by default they go off
  *                             while the policy can open no window:
  *                             interposer/blocks/san_dark.c)
+ *   NUCATRACE_GRAPH_ROUTE     blocks mode: how a window traces the kernel
+ *                             nodes of a graph exec made before it: update
+ *                             (default: the exec pointed at instrumented
+ *                             twins and back) or shadow (preloaded only:
+ *                             the program's graph launches routed through
+ *                             libnucatrace, a shadow exec of the twins
+ *                             launched in the exec's place; graphroute.h;
+ *                             not yet verified on a GPU)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H
@@ -80,6 +88,7 @@ struct nt_config {
 	uint32_t pack_threads;	/* helpers packing block records */
 	int quiet;		/* no summary on stderr */
 	int count_all;		/* launch callbacks on between windows */
+	int graph_shadow;	/* NUCATRACE_GRAPH_ROUTE=shadow */
 };
 
 /* Fill *c from get(name) (getenv, or a test's table); each bad value is

@@ -668,6 +668,8 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "graph_execs", run->graph_execs);
 	set_u64(s, "graph_execs_unlisted", run->graph_execs_unlisted);
 	set_u64(s, "graph_execs_twinned", run->graph_execs_twinned);
+	set_u64(s, "graph_execs_shadowed", run->graph_execs_shadowed);
+	set_u64(s, "graph_routed", run->graph_routed);
 	set_u64(s, "twins", run->twins);
 	set_u64(s, "twin_images", run->twin_images);
 	set_u64(s, "twin_image_bytes", run->twin_image_bytes);

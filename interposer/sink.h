@@ -39,7 +39,9 @@ struct nt_run_counts {
 	int dark_at_exit;			/* ... and still off at exit */
 	uint64_t graph_execs;			/* blocks mode: graph execs made ... */
 	uint64_t graph_execs_unlisted;		/* ... whose kernels' modules were not all known */
-	uint64_t graph_execs_twinned;		/* times an exec was pointed at instrumented twins */
+	uint64_t graph_execs_twinned;		/* times an exec was pointed at instrumented twins ... */
+	uint64_t graph_execs_shadowed;		/* ... of them by a shadow exec launched in its place */
+	uint64_t graph_routed;			/* graph launch lookups routed (graphroute.h) */
 	uint64_t twins;				/* instrumented twins loaded */
 	uint64_t twin_images;			/* modules whose cubin was kept for a twin ... */
 	uint64_t twin_image_bytes, twin_image_kept;	/* ... their bytes, and compressed */

@@ -103,10 +103,11 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 		if (run->graph_execs)
 			fprintf(f, "nucatrace: %" PRIu64 " CUDA graph exec%s made (%" PRIu64 " whose kernels could not "
 				   "be listed); a module a live exec runs is never patched: an exec made before a window "
-				   "was pointed at instrumented twins %" PRIu64 " time%s (%" PRIu64 " twin%s loaded; %" PRIu64
-				   " cubins kept, %.1f of %.1f MiB)\n",
+				   "was pointed at instrumented twins %" PRIu64 " time%s (%" PRIu64 " by a shadow exec launched "
+				   "in its place; %" PRIu64 " twin%s loaded; %" PRIu64 " cubins kept, %.1f of %.1f MiB)\n",
 				run->graph_execs, run->graph_execs == 1 ? "" : "s", run->graph_execs_unlisted,
-				run->graph_execs_twinned, run->graph_execs_twinned == 1 ? "" : "s", run->twins,
+				run->graph_execs_twinned, run->graph_execs_twinned == 1 ? "" : "s",
+				run->graph_execs_shadowed, run->twins,
 				run->twins == 1 ? "" : "s", run->twin_images, run->twin_image_kept / 1048576.0,
 				run->twin_image_bytes / 1048576.0);
 		if (run->twin_refused) {

@@ -93,6 +93,7 @@
 
 #include "interposer/backend.h"
 #include "interposer/collector.h"
+#include "interposer/graphroute.h"
 #include "gpu/cudrv.h"
 #include "inflight.h"
 #include "interposer/kattrs.h"
@@ -124,6 +125,8 @@ static _Thread_local struct {
 	int64_t exec_nodes;	/* ... its exec's kernel nodes at its last launch seen (0: none) */
 	unsigned nodes;		/* ... kernel node callbacks in it so far */
 	int moved;		/* ... on another stream than the exec's last */
+	int routing;		/* a routed graph launch's entry under way (route_begin) */
+	int routed;		/* ... done: its cuGraphLaunch callback leaves it alone */
 	int relaxed;		/* capture mode relaxed in this callback */
 	CUstreamCaptureMode mode;	/* ... what it was */
 	int instantiating;	/* instantiations of this thread under way ... */
@@ -457,7 +460,7 @@ static void point_at_twins(CUgraphExec exec, int nodes)
 	if (!switch_begin())
 		return;
 	if (!nt_san_cuda()->cuCtxGetCurrent(&ctx) && ctx)
-		nt_san_twin_point(ctx, exec);
+		nt_san_twin_point(ctx, exec, tl.routing && nt_san.cfg.graph_shadow);
 	switch_end();
 }
 
@@ -612,8 +615,7 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 	CUDA_KERNEL_NODE_PARAMS kp = { 0 };	/* ... to these */
 	int mirror = 0, other = 0;	/* the change is mirrored; one that cannot be */
 
-	if (nt_san_twin_own() &&
-	    (cbid == NT_SAN_CBID_DRIVER_cuGraphExecUpdate || cbid == NT_SAN_CBID_DRIVER_cuGraphExecUpdate_v2))
+	if (nt_san_twin_own())	/* an update of ours, or a shadow exec made */
 		return 1;
 	if (cbid == NT_SAN_CBID_DRIVER_cuGraphExecDestroy) {
 		if (d->callbackSite == NT_SAN_API_ENTER && p) {
@@ -731,7 +733,7 @@ static void on_exec_made(const struct nt_san_graphexec_data *d)
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUcontext ctx = NULL;
 
-	if (!d->graphExec)
+	if (!d->graphExec || nt_san_twin_own())	/* a shadow exec of ours */
 		return;
 	if (!cu || cu->cuCtxGetCurrent(&ctx))
 		ctx = NULL;	/* then it holds every context's modules */
@@ -842,6 +844,8 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	default:
 		return;
 	}
+	if (graph && tl.routed)	/* its entry done (route_begin) */
+		return;
 	if (cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx || cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx_ptsz) {
 		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
 		stream = c ? c->hStream : NULL;
@@ -1505,6 +1509,68 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 	errno = saved;
 }
 
+/* Graph launches routed through libnucatrace (interposer/graphroute.h,
+ * NUCATRACE_GRAPH_ROUTE=shadow).  What the cuGraphLaunch callback does
+ * at the launch's entry (before_launch) is done here instead, before the
+ * driver is called, with the callbacks' bookkeeping: so a window that
+ * points the exec at twins does it with a shadow exec (san_twins.c),
+ * which is then launched in the exec's place, and the exec itself is
+ * never changed.  The launch's own cuGraphLaunch callback then leaves it
+ * alone (tl.routed).  While the launch callbacks are off, or sampling is
+ * over, nothing: their callback would not come either. */
+static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz)
+{
+	int saved = errno, outer = !tl.depth, exact;
+	uint64_t slow0 = tl.slow_ns;
+	CUgraphExec shadow;
+	double t0;
+
+	if (!exec || nt_san_dark_now() || sampling_over())
+		return exec;
+	exact = outer && nt_collector_window_open();
+	t0 = exact ? nt_now_s() : 0;
+	tl.depth++;
+	seen_thread();
+	tl.routing = 1;
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, 1, 0);
+	tl.routing = 0;
+	if (!--tl.depth && tl.relaxed) {
+		nt_san_unrelax(tl.mode);
+		tl.relaxed = 0;
+	}
+	shadow = nt_san_twin_shadow(exec);
+	tl.routed = 1;
+	if (outer && tl.slow_ns != slow0)
+		nt_collector_callback_time(0, 0, tl.slow_ns - slow0);
+	if (exact) {
+		uint64_t dt = (uint64_t)((nt_now_s() - t0) * 1e9), slow = tl.slow_ns - slow0;
+
+		nt_collector_callback_time(0, 1, dt > slow ? dt - slow : 0);
+	}
+	if (outer)
+		tl.slow_ns = 0;
+	errno = saved;
+	return shadow ? shadow : exec;
+}
+
+/* The driver refused the shadow launched in exec's place (r): the
+ * program's exec is launched next, and no shadow is made again. */
+static void route_failed(CUgraphExec exec, CUgraphExec ran, CUresult r)
+{
+	int saved = errno;
+
+	(void)ran;
+	nt_san_twin_shadow_refused(exec, r);
+	errno = saved;
+}
+
+static void route_end(void)
+{
+	tl.routed = 0;
+}
+
+static const struct nt_graph_route route = { route_begin, route_failed, route_end };
+
 /* A child after fork(): its one thread holds none of the locks. */
 static void child_reset(void)
 {
@@ -1566,6 +1632,8 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	 * carry the dynamic shared memory, which the launch callback does not. */
 	if ((r = nt_san_launch_callbacks_on()))
 		goto fail;
+	if (cfg->graph_shadow)
+		nt_graph_route_set(&route);
 	return 0;
 fail:
 	/* Leave nothing half-started: another backend may try next. */

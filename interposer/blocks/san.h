@@ -280,8 +280,12 @@ int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_
  * nt_san_twin_exec_changing() points an exec back before the program's
  * call changes it (at that call's entry).  nt_san_twin_point() points
  * exec's kernel nodes at patched twins of their modules (at a graph
- * launch's entry while a window is open, under a switch): NULL, or why
- * some could not be; nt_san_twin_point_back_all() points every exec back
+ * launch's entry while a window is open, under a switch; shadow: by a
+ * shadow exec, where the launch is routed): NULL, or why some could not
+ * be; nt_san_twin_shadow(): the shadow exec to launch in exec's place,
+ * or NULL; nt_san_twin_shadow_refused(): the driver refused to launch
+ * exec's shadow (r): no more shadows, exec pointed back (outside the
+ * driver's calls); nt_san_twin_point_back_all() points every exec back
  * (before a window's modules are unpatched): 0, or -1 when one stays
  * pointed.  nt_san_twin_own(): 1 while this thread makes a driver call of
  * our own (the callbacks leave it alone).  nt_san_twin_wanted(): the
@@ -300,7 +304,9 @@ void nt_san_twin_exec_changed(CUgraphExec exec);
 void nt_san_twin_exec_changing(CUgraphExec exec);
 void nt_san_twin_exec_gone(CUgraphExec exec);
 int nt_san_twin_wanted(CUgraphExec exec, int *pointed);
-const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec);
+const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec, int shadow);
+CUgraphExec nt_san_twin_shadow(CUgraphExec exec);
+void nt_san_twin_shadow_refused(CUgraphExec exec, CUresult r);
 int nt_san_twin_any_pointed(void);
 int nt_san_twin_point_back_all(void);
 int nt_san_twin_own(void);
@@ -316,8 +322,9 @@ void nt_san_twins_forget(CUcontext ctx);
  * call it only with no launch in flight and no module patched. */
 nt_san_result nt_san_launch_callbacks_on(void);
 int nt_san_dark(double until);
-/* How many times they went off so far. */
+/* How many times they went off so far; whether they are off now. */
 unsigned nt_san_dark_spans(void);
+int nt_san_dark_now(void);
 /* A child after fork(). */
 void nt_san_dark_reset(void);
 

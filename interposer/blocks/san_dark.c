@@ -80,7 +80,7 @@ nt_san_result nt_san_launch_callbacks_on(void)
 
 	pthread_mutex_lock(&flip);
 	r = set_all(1);
-	dark = 0;
+	__atomic_store_n(&dark, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&flip);
 	return r;
 }
@@ -93,7 +93,7 @@ static void wake(void)
 	pthread_mutex_lock(&flip);
 	if (dark && !broken) {
 		if (!(r = set_all(1))) {
-			dark = 0;
+			__atomic_store_n(&dark, 0, __ATOMIC_RELAXED);
 			nt_collector_dark_end();
 		} else {
 			broken = 1;
@@ -114,7 +114,8 @@ int nt_san_dark(double until)
 		return 0;
 	if (!dark && !broken) {
 		if (!(r = set_all(0))) {
-			dark = off = 1;
+			__atomic_store_n(&dark, 1, __ATOMIC_RELAXED);
+			off = 1;
 			__atomic_add_fetch(&spans, 1, __ATOMIC_RELAXED);
 			nt_collector_dark_begin(until, wake);
 		} else {
@@ -130,6 +131,11 @@ int nt_san_dark(double until)
 unsigned nt_san_dark_spans(void)
 {
 	return __atomic_load_n(&spans, __ATOMIC_RELAXED);
+}
+
+int nt_san_dark_now(void)
+{
+	return __atomic_load_n(&dark, __ATOMIC_RELAXED);
 }
 
 void nt_san_dark_reset(void)

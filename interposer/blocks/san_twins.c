@@ -31,6 +31,25 @@
  * And before any such call the exec is pointed back, so that the change
  * applies to the program's own exec.
  *
+ * Shadow execs.  The Compute Sanitizer makes an exec whose kernel nodes
+ * were once updated to other functions and back about 0.5 us a replay
+ * slower for the rest of its life (docs/results/2026-12-05-dark-cost.md).
+ * Where the program's graph launches come through libnucatrace
+ * (NUCATRACE_GRAPH_ROUTE=shadow, interposer/graphroute.h), an exec is
+ * pointed at twins without being changed: a shadow exec is made from
+ * the clone with its kernel nodes set to the twins' functions (then set
+ * back), and launched in the exec's place until it is pointed back, when
+ * the shadow is destroyed (the driver frees one still running once it
+ * is done).  A shadow is made after its twins are patched, and destroyed
+ * before they are unpatched, as in tests/gpu/graphtwin.c's `twin` route
+ * (docs/results/2026-12-03-graph-twins.md: shadow patched, the program's
+ * exec plain, alternating, bit-identical).  When the driver refuses to
+ * make or launch one, that exec is pointed by update instead, and after
+ * a refused launch every exec is.  A shadow is an exec like any other
+ * to the rest of the backend (its own graph number, node tables and
+ * launch ids); made and changed by us, its calls are left alone
+ * (nt_san_twin_own), but its destruction is seen like the program's.
+ *
  * A twin has module-scope variables (__device__, __managed__,
  * __constant__) of its own, which its kernels would write and read in
  * place of the program's: a module that has any gets no twin, and its
@@ -69,7 +88,7 @@
 #define STR(x) STR_(x)
 #define TWIN_CU(X) \
 	X(cuGraphClone) X(cuGraphDestroy) X(cuGraphNodeFindInClone) X(cuGraphKernelNodeSetParams) \
-	X(cuGraphExecUpdate) X(cuFuncGetName)
+	X(cuGraphExecUpdate) X(cuFuncGetName) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy)
 static struct {
 #define TWIN_DECL(name) __typeof__(name) *name;
 	TWIN_CU(TWIN_DECL)
@@ -107,7 +126,9 @@ struct texec {
 	CUgraph clone;
 	const char *why;
 	unsigned nodes;		/* the clone's kernel nodes */
-	int pointed;		/* its nodes name twins now */
+	int shadowable;		/* a shadow exec may be made of the clone */
+	int pointed;		/* its nodes name twins now ... */
+	CUgraphExec shadow;	/* ... in this exec, launched in its place */
 	UT_hash_handle hh;
 };
 
@@ -117,6 +138,7 @@ static struct texec *texecs;
 static size_t image_bytes;
 static unsigned n_pointed;
 static _Thread_local int own;	/* our own driver call under way */
+static int shadows_refused;	/* the driver refused to launch a shadow: none more */
 
 static const char TWIN_FAILED[] = "its module's instrumented twin could not be loaded";
 static const char NO_DRIVER[] = "the CUDA driver lacks the calls a twin needs (CUDA 12.3 or later)";
@@ -346,7 +368,8 @@ static CUfunction twin_function(CUcontext ctx, CUfunction f, CUmodule mod, CUmod
  * lock while it waits for ours). */
 #define GRAVES 64
 static CUgraph graves[GRAVES];
-static int n_graves;
+static CUgraphExec shadow_graves[GRAVES];
+static int n_graves, n_shadow_graves;
 
 /* clone to be destroyed (nt_san.lock held); leaked when the list is full */
 static void bury(CUgraph clone)
@@ -355,17 +378,33 @@ static void bury(CUgraph clone)
 		graves[n_graves++] = clone;
 }
 
-/* Destroy the clones buried so far (nt_san.lock not held). */
+/* ... and a shadow exec (never launched again: its exec is gone or
+ * pointed back) */
+static void bury_shadow(CUgraphExec shadow)
+{
+	if (shadow && n_shadow_graves < GRAVES)
+		shadow_graves[n_shadow_graves++] = shadow;
+}
+
+/* Destroy the clones and shadows buried so far (nt_san.lock not held).
+ * A shadow's destruction comes to the callbacks like the program's
+ * (its node tables go). */
 static void funerals(void)
 {
 	CUgraph v[GRAVES];
-	int n;
+	CUgraphExec s[GRAVES];
+	int n, ns;
 
 	pthread_mutex_lock(&nt_san.lock);
 	n = n_graves;
 	memcpy(v, graves, (size_t)n * sizeof(*v));
 	n_graves = 0;
+	ns = n_shadow_graves;
+	memcpy(s, shadow_graves, (size_t)ns * sizeof(*s));
+	n_shadow_graves = 0;
 	pthread_mutex_unlock(&nt_san.lock);
+	for (int i = 0; i < ns && tc.ok; i++)
+		tc.cuGraphExecDestroy(s[i]);
 	for (int i = 0; i < n && tc.ok; i++)
 		tc.cuGraphDestroy(v[i]);
 }
@@ -374,12 +413,14 @@ static void funerals(void)
 static void texec_free(struct texec *e)
 {
 	bury(e->clone);
+	bury_shadow(e->shadow);
 	n_pointed -= e->pointed != 0;
 	free(e);
 }
 
 /* e replaced by one for exec with clone and why (nt_san.lock held). */
-static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned nodes, const char *why)
+static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned nodes, int shadowable,
+		      const char *why)
 {
 	struct texec *e, *in;
 
@@ -396,6 +437,7 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned n
 	e->ctx = ctx;
 	e->clone = clone;
 	e->nodes = nodes;
+	e->shadowable = shadowable;
 	e->why = why;
 	HASH_ADD_PTR(texecs, exec, e);
 	HASH_FIND_PTR(texecs, &exec, in);
@@ -403,6 +445,37 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned n
 		bury(clone);
 		free(e);
 	}
+}
+
+/* 1 when a second exec of graph may run beside the program's: none of
+ * its nodes, in child graphs too, allocates or frees memory (an
+ * allocation's address is fixed as its exec is made, and the kernels
+ * the program captured use the program's), and every node can be
+ * listed. */
+#define SHADOW_DEPTH 16
+static int shadowable(const struct nt_cuda *cu, CUgraph graph, int depth)
+{
+	CUgraphNode *nodes = NULL;
+	size_t n = 0;
+	int ok = 1;
+
+	if (depth > SHADOW_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
+	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
+		free(nodes);
+		return 0;
+	}
+	for (size_t i = 0; i < n && ok; i++) {
+		CUgraphNodeType type;
+		CUgraph child;
+
+		if (cu->cuGraphNodeGetType(nodes[i], &type) || type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+		    type == CU_GRAPH_NODE_TYPE_MEM_FREE || type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+			ok = 0;
+		else if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+			ok = !cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child) && shadowable(cu, child, depth + 1);
+	}
+	free(nodes);
+	return ok;
 }
 
 static int count_node(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg)
@@ -418,15 +491,16 @@ void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph)
 	CUgraph clone = NULL;
 	const char *why = NULL;
 	unsigned nodes = 0;
+	int shadow = 0;
 
 	if (!bind())
 		why = NO_DRIVER;
 	else if (!graph || tc.cuGraphClone(&clone, graph))
 		why = "its graph could not be cloned when its exec was made";
-	else
-		nt_san_graph_kernels(nt_san_cuda(), clone, count_node, &nodes);	/* a count; nt_san_twin_point lists them */
+	else if (!nt_san_graph_kernels(nt_san_cuda(), clone, count_node, &nodes))	/* a count; nt_san_twin_point lists them */
+		shadow = shadowable(nt_san_cuda(), clone, 0);
 	pthread_mutex_lock(&nt_san.lock);
-	texec_set(exec, ctx, clone, nodes, why);
+	texec_set(exec, ctx, clone, nodes, shadow, why);
 	pthread_mutex_unlock(&nt_san.lock);
 	funerals();
 }
@@ -468,11 +542,19 @@ static int point_back(CUgraphExec exec)
 
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(texecs, &exec, e);
-	if (e && e->pointed)
+	if (e && e->pointed && e->shadow) {	/* the exec itself never changed */
+		bury_shadow(e->shadow);
+		e->shadow = NULL;
+		e->pointed = 0;
+		n_pointed--;
+	} else if (e && e->pointed) {
 		clone = e->clone;
+	}
 	pthread_mutex_unlock(&nt_san.lock);
-	if (!clone)
+	if (!clone) {
+		funerals();
 		return 0;
+	}
 	failed = update(exec, clone) != CUDA_SUCCESS;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(texecs, &exec, e);
@@ -527,7 +609,7 @@ void nt_san_twin_exec_changed(CUgraphExec exec)
 	if (e)
 		ctx = e->ctx;
 	if (known)
-		texec_set(exec, ctx, NULL, 0, CHANGED);
+		texec_set(exec, ctx, NULL, 0, 0, CHANGED);
 	pthread_mutex_unlock(&nt_san.lock);
 	funerals();
 }
@@ -575,12 +657,13 @@ int nt_san_twin_wanted(CUgraphExec exec, int *pointed)
 	return nodes;
 }
 
-const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
+const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec, int shadow)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	struct knodes k = { 0 };
 	struct texec *e;
 	CUgraph clone = NULL;
+	CUgraphExec s = NULL;
 	const char *why = NULL;
 	size_t changed = 0;
 	CUresult r = CUDA_SUCCESS;
@@ -589,6 +672,7 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
 	HASH_FIND_PTR(texecs, &exec, e);
 	if (e && e->clone && !e->pointed)
 		clone = e->clone;
+	shadow = shadow && e && e->shadowable && !__atomic_load_n(&shadows_refused, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!clone || !cu || !tc.ok)
 		return NULL;
@@ -629,21 +713,41 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
 		/* kept where the loop can undo it: the original stays in k */
 		k.v[changed++] = k.v[i];
 	}
-	if (changed)
+	if (changed && shadow) {	/* the exec left as it is, when the driver makes one */
+		own = 1;
+		if (tc.cuGraphInstantiateWithFlags(&s, clone, 0))
+			s = NULL;
+		own = 0;
+	}
+	if (changed && !s)
 		r = update(exec, clone);
 	for (size_t i = 0; i < changed; i++)	/* the clone is the program's graph again */
 		if (tc.cuGraphKernelNodeSetParams(k.v[i].node, &k.v[i].p))
 			r = r ? r : CUDA_ERROR_UNKNOWN;
 	free(k.v);
 	if (changed && r == CUDA_SUCCESS) {
+		int done = 0;
+
 		pthread_mutex_lock(&nt_san.lock);
 		HASH_FIND_PTR(texecs, &exec, e);
 		if (e && e->clone == clone && !e->pointed) {
-			e->pointed = 1;
+			e->pointed = done = 1;
+			e->shadow = s;
 			n_pointed++;
+		} else {	/* changed or gone meanwhile */
+			bury_shadow(s);
 		}
 		pthread_mutex_unlock(&nt_san.lock);
-		nt_collector_twin_pointed();
+		if (done)
+			nt_collector_twin_pointed(s != NULL);
+		else
+			funerals();
+	} else if (changed && s) {	/* a node of the clone could not be set back */
+		pthread_mutex_lock(&nt_san.lock);
+		bury_shadow(s);
+		pthread_mutex_unlock(&nt_san.lock);
+		nt_san_twin_exec_changed(exec);
+		why = "its graph's kernel node could not be set back after a shadow exec was made";
 	} else if (changed) {
 		/* the clone may no longer be the program's graph: never again */
 		point_back(exec);
@@ -651,6 +755,31 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec)
 		why = "its graph exec could not be updated to run instrumented twins";
 	}
 	return why;
+}
+
+CUgraphExec nt_san_twin_shadow(CUgraphExec exec)
+{
+	struct texec *e;
+	CUgraphExec s = NULL;
+
+	if (!__atomic_load_n(&n_pointed, __ATOMIC_RELAXED))
+		return NULL;
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(texecs, &exec, e);
+	if (e && e->pointed)
+		s = e->shadow;
+	pthread_mutex_unlock(&nt_san.lock);
+	return s;
+}
+
+void nt_san_twin_shadow_refused(CUgraphExec exec, CUresult r)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+
+	if (!__atomic_exchange_n(&shadows_refused, 1, __ATOMIC_RELAXED))
+		nt_warn("the CUDA driver refused to launch a shadow exec (%s); graph execs made before a window are "
+			"pointed at instrumented twins instead", cu ? nt_cuda_strerror(cu, r) : "?");
+	point_back(exec);
 }
 
 int nt_san_twin_any_pointed(void)
@@ -701,6 +830,7 @@ void nt_san_twins_forget(CUcontext ctx)
 	HASH_ITER(hh, texecs, e, etmp)
 		if (e->ctx == ctx) {
 			HASH_DEL(texecs, e);
+			e->shadow = NULL;	/* gone with its context: its handle may be the next exec's */
 			texec_free(e);
 		}
 	pthread_mutex_unlock(&nt_san.lock);

@@ -18,6 +18,18 @@
  *   fake_app graph-replay R [MS]  four plain launches, then the graph of
  *                       `graph` replayed R times, MS ms apart, with no
  *                       plain launch between (a captured training step)
+ *   fake_app graph-routed R [MS]  graph-replay's replays after the first
+ *                       through the driver's cuGraphLaunch as the CUDA
+ *                       runtime finds it: cuGetProcAddress_v2 looked up
+ *                       with dlsym on the driver's handle, then
+ *                       cuGraphLaunch with it (the fake driver's
+ *                       FAKECUDA_TWINS calls); exits 1 when one fails
+ *   fake_app dlsym      what dlsym answers the program (libnucatrace,
+ *                       preloaded, exports one): the object RTLD_NEXT
+ *                       finds InitializeInjection in (the first after the
+ *                       program: libnucatrace), and those that hold the
+ *                       functions found on the driver's handle for
+ *                       cuGraphLaunch, cuGetProcAddress_v2 and cuInit
  *   fake_app graph-cycle R [destroy] [failed]  two plain launches of gemm
  *                       (module 1), the graph of `graph` made (its first
  *                       launch), then R rounds of 4 plain launches of gemm
@@ -52,6 +64,7 @@
  *   fake_app threads N  8 threads launching N times each, at once, kernels
  *                       of two modules on a stream of their own
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -136,6 +149,18 @@ static void steps(long n, long ms)
 	}
 }
 
+/* The file name of the object that holds p, or "none" */
+static const char *holder(void *p)
+{
+	Dl_info info;
+	const char *slash;
+
+	if (!p || !dladdr(p, &info) || !info.dli_fname)
+		return "none";
+	slash = strrchr(info.dli_fname, '/');
+	return slash ? slash + 1 : info.dli_fname;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cuda = getenv("NUCATRACE_LIBCUDA"), *san = getenv("NUCATRACE_SANITIZER_LIB");
@@ -154,6 +179,14 @@ int main(int argc, char **argv)
 	if (!san || !(hs = dlopen(san, RTLD_NOW))) {
 		fprintf(stderr, "fake_app: cannot load the fake sanitizer '%s'\n", san ? san : "(unset)");
 		return 99;
+	}
+	if (argc > 1 && !strcmp(argv[1], "dlsym")) {
+		static const char *const names_[] = { "cuGraphLaunch", "cuGetProcAddress_v2", "cuInit" };
+
+		printf("RTLD_NEXT InitializeInjection: %s\n", holder(dlsym(RTLD_NEXT, "InitializeInjection")));
+		for (int i = 0; i < 3; i++)
+			printf("driver handle %s: %s\n", names_[i], holder(dlsym(hc, names_[i])));
+		return 0;
 	}
 	context = (context_fn)sym(hs, "fakegpu_context");
 	module = (module_fn)sym(hs, "fakegpu_module");
@@ -256,6 +289,29 @@ int main(int argc, char **argv)
 			graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);
 			pause_ms(argc > 3 ? atol(argv[3]) : 0);
 		}
+	} else if (argc > 1 && !strcmp(argv[1], "graph-routed")) {
+		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
+		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
+		static const unsigned grids[] = { 264, 132, 64 }, blocks[] = { 128, 128, 256 };
+		typedef int (*lookup_fn)(const char *, void **, int, unsigned long long, int *);
+		lookup_fn lookup = (lookup_fn)dlsym(hc, "cuGetProcAddress_v2");
+		int (*graph_launch)(void *, void *) = NULL;
+		int status;
+
+		if (!lookup || lookup("cuGraphLaunch", (void **)&graph_launch, 12000, 0, &status) || !graph_launch) {
+			fprintf(stderr, "fake_app: the fake driver has no cuGraphLaunch to look up\n");
+			return 99;
+		}
+		for (int i = 0; i < 4; i++)	/* the warm-up, as PyTorch's before a capture */
+			launch(1, 1, 1, names[0], 100, 128, 0, 1);
+		graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);	/* made, and its first replay */
+		for (long r = 1; r < n; r++) {
+			if (graph_launch((void *)7, (void *)1)) {
+				fprintf(stderr, "fake_app: replay %ld failed\n", r);
+				return 1;
+			}
+			pause_ms(argc > 3 ? atol(argv[3]) : 0);
+		}
 	} else if (argc > 1 && !strcmp(argv[1], "graph-streams")) {
 		static const long mods[] = { 1, 1, 2 }, funcs[] = { 1, 1, 3 };
 		static const char *const nn[] = { "_Z4gemmPfS_", "_Z4gemmPfS_", "_Z7softmaxPf" };
@@ -296,7 +352,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			launch(1, 3, 4, names[3], 300000, 256, 0, 1);
 	} else {
-		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-cycle|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
+		fprintf(stderr, "usage: fake_app steps|steps-long|ctx-cycle|capture|graph|graph-replay|graph-routed|graph-cycle|graph-big|graph-streams|graph-execs|graph-update|big|threads N\n");
 		return 2;
 	}
 	((void (*)(void))sym(hs, "fakegpu_stats"))();

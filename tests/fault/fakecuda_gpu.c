@@ -27,6 +27,17 @@
  * fakegpu_module), cuModuleGetFunction gives it a function of that name,
  * and cuFuncGetName names a function as its launches did.
  *
+ * Shadow execs and routed launches (FAKECUDA_TWINS=1 as well):
+ * cuGraphInstantiateWithFlags makes an exec of a graph (a clone) under a
+ * handle of 4090-4095, reused once destroyed (as the driver reuses
+ * handles), its nodes' grids those of the exec its graph was cloned
+ * from (fakegpu_instantiate_as); cuGraphExecDestroy destroys one;
+ * cuGraphLaunch launches an exec made (fakegpu_graph_launch); and
+ * cuGetProcAddress_v2 answers cuGraphLaunch with the driver's (not the
+ * exported name: another library's may stand before it), as the CUDA
+ * runtime looks it up.  FAKECUDA_SHADOW_FAILS=make fails the
+ * instantiation, =launch the launch of such an exec.
+ *
  * Stream capture: fakecuda_capture_begin(S) starts a capture of stream S
  * in CU_STREAM_CAPTURE_MODE_GLOBAL (PyTorch's mode) and
  * fakecuda_capture_end() ends it, 1 when it was invalidated.  Meanwhile a
@@ -357,6 +368,7 @@ CUresult cuEventDestroy(CUevent e)
 #define MAX_GRAPH_NODES 64
 static struct {
 	int n;
+	long origin;	/* the graph defined (a clone's is its source's) */
 	long funcs[MAX_GRAPH_NODES];
 } graphs[MAX_GRAPHS];
 static long func_mods[MAX_GRAPHS];
@@ -367,6 +379,7 @@ __attribute__((visibility("default"))) void fakecuda_graph_define(long graph, in
 	if (graph <= 0 || graph >= MAX_GRAPHS || n > MAX_GRAPH_NODES)
 		return;
 	graphs[graph].n = n;
+	graphs[graph].origin = graph;
 	for (int i = 0; i < n; i++) {
 		graphs[graph].funcs[i] = funcs[i];
 		if (funcs[i] > 0 && funcs[i] < MAX_GRAPHS)
@@ -535,6 +548,96 @@ CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateRes
 	}
 	set((long)(uintptr_t)exec, graphs[g].n, graphs[g].funcs, mods);
 	return CUDA_SUCCESS;
+}
+
+#define SHADOW_FIRST 4090
+static unsigned char exec_live[MAX_GRAPHS];
+static long next_shadow = SHADOW_FIRST;
+
+static int shadow_fails(const char *what)
+{
+	const char *f = getenv("FAKECUDA_SHADOW_FAILS");
+
+	return f && !strcmp(f, what);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags)
+{
+	void (*made)(long, long, long, int, const long *, const long *) =
+		(void (*)(long, long, long, int, const long *, const long *))gpu_sym("fakegpu_instantiate_as");
+	long g = (long)(uintptr_t)graph, mods[MAX_GRAPH_NODES], h = 0;
+
+	(void)flags;
+	if (!twins())
+		return no();
+	if (g <= 0 || g >= MAX_GRAPHS || !graphs[g].n || !exec || !made)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (shadow_fails("make"))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (int i = 0; i < MAX_GRAPHS - SHADOW_FIRST && !h; i++) {
+		long c = SHADOW_FIRST + (next_shadow - SHADOW_FIRST + i) % (MAX_GRAPHS - SHADOW_FIRST);
+
+		if (!exec_live[c])
+			h = c;
+	}
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	next_shadow = h + 1;
+	for (int i = 0; i < graphs[g].n; i++) {
+		long f = graphs[g].funcs[i];
+
+		mods[i] = f > 0 && f < MAX_GRAPHS ? func_mods[f] : 0;
+	}
+	exec_live[h] = 1;
+	made(h, g, graphs[g].origin, graphs[g].n, graphs[g].funcs, mods);
+	*exec = (CUgraphExec)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+	void (*destroy)(long) = (void (*)(long))gpu_sym("fakegpu_graph_destroy");
+	long e = (long)(uintptr_t)exec;
+
+	if (!twins())
+		return no();
+	if (e <= 0 || e >= MAX_GRAPHS || !destroy)
+		return CUDA_ERROR_INVALID_VALUE;
+	destroy(e);
+	exec_live[e] = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult graph_launch(CUgraphExec exec, CUstream stream)
+{
+	int (*launch)(long, long) = (int (*)(long, long))gpu_sym("fakegpu_graph_launch");
+	long e = (long)(uintptr_t)exec;
+
+	if (!gpu())
+		return no();
+	if (e >= SHADOW_FIRST && e < MAX_GRAPHS && shadow_fails("launch"))
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch && !launch(e, (long)(uintptr_t)stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+	return graph_launch(exec, stream);
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *status)
+{
+	(void)version;
+	(void)flags;
+	if (!gpu())
+		return no();
+	if (!symbol || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pfn = !strcmp(symbol, "cuGraphLaunch") ? (void *)graph_launch : NULL;
+	if (status)
+		*status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult cuModuleLoadData(CUmodule *mod, const void *image)

@@ -44,6 +44,14 @@
  * fakegpu_graph() compares with.  fakegpu_func_name() gives a function's
  * name as a launch named it, fakegpu_func_named() names one (a twin's).
  *
+ * The driver may also make an exec of its own (cuGraphInstantiateWithFlags
+ * of a clone: fakegpu_instantiate_as, the interposer's shadow exec), whose
+ * nodes run what the clone's name, with the grids of the exec the clone's
+ * graph was made for, and launch any exec made by handle
+ * (cuGraphLaunch: fakegpu_graph_launch).  fakegpu_stats() counts the
+ * driver's updates of execs (fakegpu_exec_set): a shadow route makes
+ * none.
+ *
  * With FAKESANITIZER_GRAPH_NO_END=N the N-th graph launch (from 1) has
  * no end callback, as when it fails.
  *
@@ -89,6 +97,7 @@ static struct {
 	const char *fname[MAX_IDS];			/* by function id: its name */
 	unsigned patch_count[MAX_IDS];			/* by module: patched so often */
 	long broken_runs;	/* graph node launches of a module patched after their exec was made */
+	long exec_sets;		/* execs' nodes set by the driver for the interposer (cuGraphExecUpdate) */
 	unsigned long long clock;
 	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
 	long blocks, beyond;
@@ -526,6 +535,15 @@ static void run_children(long mod, const void *data, unsigned grid, unsigned thr
  * read, unless the copier waited for the stream first: on the H200 the
  * copy was not ordered after the exec's last launch. */
 #define MAX_NODES 64
+/* An exec's nodes as last launched (the first SHAPE_NODES). */
+#define SHAPE_NODES 8
+struct shape {
+	int n;
+	long mods[SHAPE_NODES], funcs[SHAPE_NODES];
+	const char *names[SHAPE_NODES];
+	unsigned grids[SHAPE_NODES], blocks[SHAPE_NODES];
+};
+static struct shape shapes[MAX_IDS];
 static struct {
 	int n;
 	long mods[MAX_NODES];
@@ -741,6 +759,9 @@ static void exec_node(long exec, int i, long func, long mod)
  * of mods[i]. */
 __attribute__((visibility("default"))) void fakegpu_exec_set(long exec, int n, const long *funcs, const long *mods)
 {
+	pthread_mutex_lock(&g.lock);
+	g.exec_sets++;
+	pthread_mutex_unlock(&g.lock);
 	for (int i = 0; i < n; i++)
 		exec_run(exec, i, funcs[i], mods[i], 0);
 }
@@ -830,8 +851,21 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	int set[MAX_NODES];
 	unsigned id;
 	long rf[MAX_NODES], rm[MAX_NODES];	/* what the nodes run */
+	struct shape *sh = &shapes[id_of((void *)exec)];
 
 	make_exec(exec, n, mods, funcs);
+	pthread_mutex_lock(&g.lock);
+	if (n <= SHAPE_NODES) {	/* for the driver's own launches of it (fakegpu_graph_launch) */
+		for (int i = 0; i < n; i++) {
+			sh->mods[i] = mods[i];
+			sh->funcs[i] = funcs[i];
+			sh->names[i] = names[i];
+			sh->grids[i] = grids[i];
+			sh->blocks[i] = blocks[i];
+		}
+		sh->n = n;
+	}
+	pthread_mutex_unlock(&g.lock);
 	api.callbackSite = NT_SAN_API_ENTER;
 	api.functionName = "cuGraphLaunch";
 	api.functionParams = &p;
@@ -909,6 +943,52 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* cuGraphInstantiateWithFlags of the fake driver: exec made from graph
+ * (a clone of origin's), n kernel nodes running funcs[i] of mods[i], the
+ * grids and names of origin's nodes; the callbacks as for the program's
+ * (the interposer leaves its own alone). */
+__attribute__((visibility("default"))) void fakegpu_instantiate_as(long exec, long graph, long origin, int n,
+								  const long *funcs, const long *mods)
+{
+	CUgraphExec handle = (CUgraphExec)exec;
+	cuGraphInstantiateWithFlags_params p = { &handle, (CUgraph)graph, 0 };
+	struct nt_san_graphexec_data d = { (CUgraph)graph, handle, 0, 0, NULL };
+	struct shape *s = &shapes[id_of((void *)exec)];
+	const struct shape *o = &shapes[id_of((void *)origin)];
+
+	api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
+		 NT_SAN_API_ENTER, CUDA_SUCCESS);
+	for (int i = 0; i < n; i++)
+		exec_node(exec, i, funcs[i], mods[i]);
+	pthread_mutex_lock(&g.lock);
+	*s = *o;
+	s->n = n < o->n ? n : o->n;
+	for (int i = 0; i < s->n; i++) {
+		s->funcs[i] = funcs[i];
+		s->mods[i] = mods[i];
+	}
+	pthread_mutex_unlock(&g.lock);
+	call(NT_SAN_CB_DOMAIN_GRAPHS, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED, &d);
+	g.made[id_of((void *)exec)] = 1;
+	api_call(NT_SAN_CBID_DRIVER_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &p,
+		 NT_SAN_API_EXIT, CUDA_SUCCESS);
+}
+
+/* cuGraphLaunch of the fake driver: exec, made, launched on stream with
+ * what its nodes ran last (fakegpu_graph); -1 for an exec not made. */
+__attribute__((visibility("default"))) int fakegpu_graph_launch(long exec, long stream)
+{
+	struct shape s;
+
+	pthread_mutex_lock(&g.lock);
+	s = shapes[id_of((void *)exec)];
+	pthread_mutex_unlock(&g.lock);
+	if (!s.n || !g.made[id_of((void *)exec)])
+		return -1;
+	fakegpu_graph(1, exec, s.n, s.mods, s.funcs, s.names, s.grids, s.blocks, stream);
+	return 0;
+}
+
 __attribute__((visibility("default"))) void fakegpu_stats(void)
 {
 	run_pending();
@@ -921,6 +1001,8 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 		printf("fake gpu: %ld grids launched from the device\n", g.children);
 	if (graph_launches)
 		printf("fake gpu: %ld graph launches, %ld node callbacks delivered\n", graph_launches, node_calls);
+	if (g.exec_sets)
+		printf("fake gpu: %ld graph exec updates by the driver for the interposer\n", g.exec_sets);
 	if (g.broken_runs)
 		printf("fake gpu: %ld graph node launches ran a module patched after their exec was made (broken "
 		       "on the H200: illegal instruction, or another kernel's code)\n", g.broken_runs);
