@@ -151,11 +151,30 @@ static void *wrap(void *f, int ptsz)
 	return w;
 }
 
-/* The driver's answer for symbol, routed when it is the graph launch. */
-static void answer(const char *symbol, void **pfn, cuuint64_t flags)
+static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags);
+static CUresult lookup2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+		       CUdriverProcAddressQueryResult *status);
+
+/* The driver's answer for symbol (asked for its form of CUDA version),
+ * routed when it is the graph launch; when it is cuGetProcAddress itself
+ * (a program may look the lookup up with itself, and the rest with
+ * that), this library's lookup of the same form: cuGetProcAddress_v2's
+ * from CUDA 12.0 on (cuda.h), CUDA 11's before. */
+static void answer(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
-	if (symbol && pfn && !strcmp(symbol, "cuGraphLaunch"))
+	if (!symbol || !pfn || !*pfn || symbol[0] != 'c' || symbol[1] != 'u')
+		return;
+	if (!strcmp(symbol, "cuGraphLaunch")) {
 		*pfn = wrap(*pfn, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
+	} else if (!strcmp(symbol, "cuGetProcAddress") && wanted()) {
+		if (version >= 12000) {
+			__atomic_store_n(&real_lookup2, (lookup2_fn)*pfn, __ATOMIC_RELEASE);
+			*pfn = (void *)lookup2;
+		} else {
+			__atomic_store_n(&real_lookup, (lookup_fn)*pfn, __ATOMIC_RELEASE);
+			*pfn = (void *)lookup;
+		}
+	}
 }
 
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags)
@@ -163,7 +182,7 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
 	CUresult r = real_lookup(symbol, pfn, version, flags);
 
 	if (r == CUDA_SUCCESS)
-		answer(symbol, pfn, flags);
+		answer(symbol, pfn, version, flags);
 	return r;
 }
 
@@ -173,7 +192,7 @@ static CUresult lookup2(const char *symbol, void **pfn, int version, cuuint64_t 
 	CUresult r = real_lookup2(symbol, pfn, version, flags, status);
 
 	if (r == CUDA_SUCCESS)
-		answer(symbol, pfn, flags);
+		answer(symbol, pfn, version, flags);
 	return r;
 }
 
@@ -259,7 +278,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if ((r = real(symbol, pfn, version, flags, status)) == CUDA_SUCCESS)
-		answer(symbol, pfn, flags);
+		answer(symbol, pfn, version, flags);
 	return r;
 }
 
@@ -273,7 +292,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if ((r = real(symbol, pfn, version, flags)) == CUDA_SUCCESS)
-		answer(symbol, pfn, flags);
+		answer(symbol, pfn, version, flags);
 	return r;
 }
 

@@ -21,8 +21,8 @@
  *   fake_app graph-routed R [MS]  graph-replay's replays after the first
  *                       through the driver's cuGraphLaunch as the CUDA
  *                       runtime finds it: cuGetProcAddress_v2 looked up
- *                       with dlsym on the driver's handle, then
- *                       cuGraphLaunch with it (the fake driver's
+ *                       with dlsym on the driver's handle, cuGetProcAddress
+ *                       with it, then cuGraphLaunch with that (the fake driver's
  *                       FAKECUDA_TWINS calls); exits 1 when one fails
  *   fake_app dlsym      what dlsym answers the program (libnucatrace,
  *                       preloaded, exports one): the object RTLD_NEXT
@@ -298,7 +298,9 @@ int main(int argc, char **argv)
 		int (*graph_launch)(void *, void *) = NULL;
 		int status;
 
-		if (!lookup || lookup("cuGraphLaunch", (void **)&graph_launch, 12000, 0, &status) || !graph_launch) {
+		/* the lookup looked up with itself, then the launch with that */
+		if (!lookup || lookup("cuGetProcAddress", (void **)&lookup, 12000, 0, &status) || !lookup ||
+		    lookup("cuGraphLaunch", (void **)&graph_launch, 12000, 0, &status) || !graph_launch) {
 			fprintf(stderr, "fake_app: the fake driver has no cuGraphLaunch to look up\n");
 			return 99;
 		}

@@ -35,7 +35,7 @@
  * cuGraphLaunch launches an exec made (fakegpu_graph_launch); and
  * cuGetProcAddress_v2 answers cuGraphLaunch with the driver's (not the
  * exported name: another library's may stand before it), as the CUDA
- * runtime looks it up.  FAKECUDA_SHADOW_FAILS=make fails the
+ * runtime looks it up, and cuGetProcAddress (CUDA 12's form) with itself.  FAKECUDA_SHADOW_FAILS=make fails the
  * instantiation, =launch the launch of such an exec.
  *
  * Stream capture: fakecuda_capture_begin(S) starts a capture of stream S
@@ -625,19 +625,27 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 	return graph_launch(exec, stream);
 }
 
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-			     CUdriverProcAddressQueryResult *status)
+/* cuGetProcAddress_v2's answers, as the driver gives its own functions
+ * (not the exported names, which a preloaded library may stand before) */
+static CUresult get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			 CUdriverProcAddressQueryResult *status)
 {
-	(void)version;
 	(void)flags;
 	if (!gpu())
 		return no();
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pfn = !strcmp(symbol, "cuGraphLaunch") ? (void *)graph_launch : NULL;
+	*pfn = !strcmp(symbol, "cuGraphLaunch") ? (void *)graph_launch :
+	       !strcmp(symbol, "cuGetProcAddress") && version >= 12000 ? (void *)get_proc : NULL;
 	if (status)
 		*status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *status)
+{
+	return get_proc(symbol, pfn, version, flags, status);
 }
 
 CUresult cuModuleLoadData(CUmodule *mod, const void *image)
