@@ -44,7 +44,6 @@ typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
 static dlsym_fn real_dlsym;
 static lookup_fn real_lookup;		/* the driver's cuGetProcAddress (CUDA 11's) */
 static lookup2_fn real_lookup2;		/* ... cuGetProcAddress_v2 */
-static void *driver;			/* the handle they were looked up on */
 static const struct nt_graph_route *route;
 static unsigned long routed;		/* lookups answered with a wrapper */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -83,24 +82,87 @@ static int wanted(void)
 /* A routed launch under way on this thread: a launch inside it (the
  * driver's own call of an exported name) goes straight on. */
 static _Thread_local int in_launch;
+static int quiet;	/* nt_graph_route_quiet() */
+
+/* The last routed launch of an exec: its stream (CU_STREAM_PER_THREAD
+ * for the per-thread default stream), and whether another exec ran in
+ * its place.  Direct-mapped by the exec's handle: an entry that names
+ * another exec (a collision, or one not launched yet) knows nothing.
+ * Fields are written one by one without a lock; a reader takes an entry
+ * only when its exec reads the same before and after the rest. */
+#define LASTS 1024
+static struct last {
+	CUgraphExec exec;
+	CUstream stream;
+	int other;
+} lasts[LASTS];
+
+static struct last *last_of(CUgraphExec exec)
+{
+	uintptr_t h = (uintptr_t)exec;
+
+	return &lasts[(h ^ (h >> 10) ^ (h >> 20)) % LASTS];
+}
+
+static int last_get(CUgraphExec exec, struct last *out)
+{
+	struct last *l = last_of(exec);
+
+	if (__atomic_load_n(&l->exec, __ATOMIC_ACQUIRE) != exec)
+		return 0;
+	out->stream = __atomic_load_n(&l->stream, __ATOMIC_RELAXED);
+	out->other = __atomic_load_n(&l->other, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&l->exec, __ATOMIC_RELAXED) == exec;
+}
+
+static void last_set(CUgraphExec exec, CUstream stream, int other)
+{
+	struct last *l = last_of(exec);
+
+	__atomic_store_n(&l->exec, NULL, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&l->stream, stream, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->other, other, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->exec, exec, __ATOMIC_RELEASE);
+}
 
 static CUresult launch(const struct slot *s, CUgraphExec exec, CUstream stream)
 {
 	const struct nt_graph_route *r = __atomic_load_n(&route, __ATOMIC_ACQUIRE);
-	CUgraphExec run;
-	CUresult res;
+	CUstream key = !stream && s->ptsz ? CU_STREAM_PER_THREAD : stream;
+	struct last was;
+	int known = last_get(exec, &was);
+	CUgraphExec run = exec, given = exec;
+	CUresult res, refusal;
+	int begun = 0;
 
-	if (!r || in_launch)
-		return s->real(exec, stream);
+	if (!r || in_launch) {
+		res = s->real(exec, stream);
+		last_set(exec, key, 0);
+		return res;
+	}
 	in_launch = 1;
-	run = r->begin(exec, stream, s->ptsz);
+	if (!__atomic_load_n(&quiet, __ATOMIC_RELAXED)) {
+		run = given = r->begin(exec, stream, s->ptsz, known && was.stream == key);
+		begun = 1;
+	}
+	if (run == exec && known && was.other && was.stream != key)
+		r->fence(stream, s->ptsz);	/* another exec ran in exec's place on another stream */
 	res = s->real(run, stream);
 	if (res != CUDA_SUCCESS && run != exec) {
 		/* what the program's own launch gives is what it sees */
-		r->failed(exec, run, res);
-		res = s->real(exec, stream);
+		CUgraphExec refused = run;
+
+		refusal = res;
+		run = exec;
+		if ((res = s->real(exec, stream)) == CUDA_SUCCESS)
+			r->failed(exec, refused, refusal);
 	}
-	r->end();
+	if (res == CUDA_SUCCESS)
+		last_set(exec, key, run != exec);
+	if (begun)
+		r->end(exec, given);
 	in_launch = 0;
 	return res;
 }
@@ -115,26 +177,38 @@ WRAPPER(2)
 WRAPPER(3)
 static const launch_fn wrappers[SLOTS] = { launch0, launch1, launch2, launch3 };
 
-/* A driver symbol, from the handle the program found it on (else the
- * next library after this one). */
-static void *driver_sym(const char *name)
-{
-	void *h = __atomic_load_n(&driver, __ATOMIC_ACQUIRE);
+static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags);
+static CUresult lookup2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+		       CUdriverProcAddressQueryResult *status);
+static CUresult exp_launch(CUgraphExec exec, CUstream stream);
+static CUresult exp_launch_ptsz(CUgraphExec exec, CUstream stream);
+static CUresult exp_lookup2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			    CUdriverProcAddressQueryResult *status);
+static CUresult exp_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags);
 
-	return real_dlsym(h ? h : RTLD_NEXT, name);
+/* f is one of this library's own functions (a lookup may find them: this
+ * library stands before libcuda), which are never taken for the driver's:
+ * a wrapper that calls itself would never return. */
+static int ours(void *f)
+{
+	if (f == (void *)lookup || f == (void *)lookup2 || f == (void *)exp_launch || f == (void *)exp_launch_ptsz ||
+	    f == (void *)exp_lookup || f == (void *)exp_lookup2)
+		return 1;
+	for (int i = 0; i < SLOTS; i++)
+		if (f == (void *)wrappers[i])
+			return 1;
+	return 0;
 }
 
 /* The answer for a lookup of graph launch function f (its per-thread
- * stream form when ptsz, or when it is the driver's _ptsz one): a
- * wrapper of it, or f when routing is not wanted or the slots are
- * taken by others. */
+ * stream form when ptsz): a wrapper of it, or f when routing is not
+ * wanted, f is ours or the slots are taken by others. */
 static void *wrap(void *f, int ptsz)
 {
 	void *w = f;
 
-	if (!f || !wanted())
+	if (!f || !wanted() || ours(f))
 		return f;
-	ptsz = ptsz || f == driver_sym("cuGraphLaunch_ptsz");
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < SLOTS; i++) {
 		if (!slots[i].real) {
@@ -151,10 +225,6 @@ static void *wrap(void *f, int ptsz)
 	return w;
 }
 
-static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags);
-static CUresult lookup2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-		       CUdriverProcAddressQueryResult *status);
-
 /* The driver's answer for symbol (asked for its form of CUDA version),
  * routed when it is the graph launch; when it is cuGetProcAddress itself
  * (a program may look the lookup up with itself, and the rest with
@@ -166,7 +236,7 @@ static void answer(const char *symbol, void **pfn, int version, cuuint64_t flags
 		return;
 	if (!strcmp(symbol, "cuGraphLaunch")) {
 		*pfn = wrap(*pfn, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
-	} else if (!strcmp(symbol, "cuGetProcAddress") && wanted()) {
+	} else if (!strcmp(symbol, "cuGetProcAddress") && wanted() && !ours(*pfn)) {
 		if (version >= 12000) {
 			__atomic_store_n(&real_lookup2, (lookup2_fn)*pfn, __ATOMIC_RELEASE);
 			*pfn = (void *)lookup2;
@@ -201,13 +271,12 @@ static void *dlsym_answer(void *handle, const char *name)
 {
 	void *f = real_dlsym(handle, name);
 
-	if (!f || !wanted())
+	if (!f || !wanted() || ours(f))
 		return f;
 	if (!strcmp(name, "cuGraphLaunch"))
 		return wrap(f, 0);
 	if (!strcmp(name, "cuGraphLaunch_ptsz"))
 		return wrap(f, 1);
-	__atomic_store_n(&driver, handle, __ATOMIC_RELEASE);
 	if (!strcmp(name, "cuGetProcAddress_v2")) {
 		__atomic_store_n(&real_lookup2, (lookup2_fn)f, __ATOMIC_RELEASE);
 		return (void *)lookup2;
@@ -216,7 +285,12 @@ static void *dlsym_answer(void *handle, const char *name)
 	return (void *)lookup;
 }
 
+/* glibc's dlsym finds the object its caller is in from its return
+ * address (for RTLD_NEXT): it must be the caller's, so the call below is
+ * a tail call, with sibling calls optimised here whatever CFLAGS say
+ * (test 0276 fails otherwise). */
 EXPORT void *dlsym(void *handle, const char *name);
+__attribute__((optimize("O2", "optimize-sibling-calls")))
 void *dlsym(void *handle, const char *name)
 {
 	if (!__atomic_load_n(&real_dlsym, __ATOMIC_ACQUIRE) && (find_real_dlsym(), !real_dlsym))
@@ -230,33 +304,49 @@ void *dlsym(void *handle, const char *name)
 
 /* ---- the driver's names, for programs linked to libcuda ------------------ */
 
-/* The next definition of name after this library's (libcuda's), once. */
+/* The next definition of name after this library's (libcuda's), once;
+ * where libcuda is not in the global scope (loaded by a library opened
+ * with RTLD_LOCAL, which still finds this library's names first), the
+ * loaded driver's (NUCATRACE_LIBCUDA's, else libcuda.so.1). */
 static void *next(void **cache, const char *name)
 {
-	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE), *h;
 
 	if (!f) {
 		if (!__atomic_load_n(&real_dlsym, __ATOMIC_ACQUIRE))
 			find_real_dlsym();
-		if ((f = real_dlsym(RTLD_NEXT, name)))
+		if (!real_dlsym)
+			return NULL;
+		if (!(f = real_dlsym(RTLD_NEXT, name))) {
+			const char *lib = getenv("NUCATRACE_LIBCUDA");
+
+			if ((h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))) {
+				f = real_dlsym(h, name);
+				dlclose(h);	/* it stays loaded: it was before */
+			}
+		}
+		if (f && !ours(f))
 			__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+		else
+			f = NULL;
 	}
 	return f;
 }
 
-EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream);
-CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+/* The exported names are aliases of these (ours() compares with them:
+ * the exported names' addresses are the first definition's in the
+ * process, this library's only when it is preloaded). */
+static CUresult exp_launch(CUgraphExec exec, CUstream stream)
 {
 	static void *f;
 	struct slot s = { (launch_fn)next(&f, "cuGraphLaunch"), 0 };
 
 	if (!s.real)
-		return CUDA_ERROR_NOT_INITIALIZED;	/* no libcuda after this library */
+		return CUDA_ERROR_NOT_INITIALIZED;	/* no libcuda loaded */
 	return wanted() ? launch(&s, exec, stream) : s.real(exec, stream);
 }
 
-EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream);
-CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
+static CUresult exp_launch_ptsz(CUgraphExec exec, CUstream stream)
 {
 	static void *f;
 	struct slot s = { (launch_fn)next(&f, "cuGraphLaunch_ptsz"), 1 };
@@ -266,10 +356,8 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
 	return wanted() ? launch(&s, exec, stream) : s.real(exec, stream);
 }
 
-EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-				    CUdriverProcAddressQueryResult *status);
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-			     CUdriverProcAddressQueryResult *status)
+static CUresult exp_lookup2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			    CUdriverProcAddressQueryResult *status)
 {
 	static void *f;
 	lookup2_fn real = (lookup2_fn)next(&f, "cuGetProcAddress_v2");
@@ -282,8 +370,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
 	return r;
 }
 
-EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags);
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+static CUresult exp_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
 	static void *f;
 	lookup_fn real = (lookup_fn)next(&f, "cuGetProcAddress");
@@ -294,6 +381,18 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_
 	if ((r = real(symbol, pfn, version, flags)) == CUDA_SUCCESS)
 		answer(symbol, pfn, version, flags);
 	return r;
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) __attribute__((alias("exp_launch")));
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) __attribute__((alias("exp_launch_ptsz")));
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+				    CUdriverProcAddressQueryResult *status) __attribute__((alias("exp_lookup2")));
+EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+	__attribute__((alias("exp_lookup")));
+
+void nt_graph_route_quiet(int q)
+{
+	__atomic_store_n(&quiet, q, __ATOMIC_RELAXED);
 }
 
 void nt_graph_route_set(const struct nt_graph_route *r)

@@ -1518,7 +1518,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
  * never changed.  The launch's own cuGraphLaunch callback then leaves it
  * alone (tl.routed).  While the launch callbacks are off, or sampling is
  * over, nothing: their callback would not come either. */
-static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz)
+static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz, int same)
 {
 	int saved = errno, outer = !tl.depth, exact;
 	uint64_t slow0 = tl.slow_ns;
@@ -1531,14 +1531,18 @@ static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz)
 	t0 = exact ? nt_now_s() : 0;
 	tl.depth++;
 	seen_thread();
-	tl.routing = 1;
+	tl.routing = same;	/* else the exec itself is pointed at twins, if at all */
 	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, 1, 0);
 	tl.routing = 0;
 	if (!--tl.depth && tl.relaxed) {
 		nt_san_unrelax(tl.mode);
 		tl.relaxed = 0;
 	}
-	shadow = nt_san_twin_shadow(exec);
+	shadow = same ? nt_san_twin_shadow(exec) : NULL;
+	if (shadow && captured(!stream && ptsz ? CU_STREAM_PER_THREAD : stream)) {
+		nt_san_twin_shadow_done();	/* captured, it would run twins in the program's graph */
+		shadow = NULL;
+	}
 	tl.routed = 1;
 	if (outer && tl.slow_ns != slow0)
 		nt_collector_callback_time(0, 0, tl.slow_ns - slow0);
@@ -1564,12 +1568,33 @@ static void route_failed(CUgraphExec exec, CUgraphExec ran, CUresult r)
 	errno = saved;
 }
 
-static void route_end(void)
+static void route_end(CUgraphExec exec, CUgraphExec given)
 {
 	tl.routed = 0;
+	if (given != exec)
+		nt_san_twin_shadow_done();
 }
 
-static const struct nt_graph_route route = { route_begin, route_failed, route_end };
+/* exec's last launch ran its shadow on another stream than stream: the
+ * device's work so far is waited for, as the driver would have ordered
+ * exec's launch after it (rare: an exec launched on a new stream just
+ * after a window); not for a launch being captured, which runs nothing */
+static void route_fence(CUstream stream, int ptsz)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	CUstreamCaptureMode mode;
+	int relaxed, saved = errno;
+
+	if (!cu || captured(!stream && ptsz ? CU_STREAM_PER_THREAD : stream))
+		return;
+	relaxed = nt_san_relax(&mode);
+	cu->cuCtxSynchronize();
+	if (relaxed)
+		nt_san_unrelax(mode);
+	errno = saved;
+}
+
+static const struct nt_graph_route route = { route_begin, route_failed, route_end, route_fence };
 
 /* A child after fork(): its one thread holds none of the locks. */
 static void child_reset(void)

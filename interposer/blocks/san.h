@@ -283,7 +283,8 @@ int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_
  * launch's entry while a window is open, under a switch; shadow: by a
  * shadow exec, where the launch is routed): NULL, or why some could not
  * be; nt_san_twin_shadow(): the shadow exec to launch in exec's place,
- * or NULL; nt_san_twin_shadow_refused(): the driver refused to launch
+ * or NULL (one handed out is not destroyed before the matching
+ * nt_san_twin_shadow_done(), after its launch); nt_san_twin_shadow_refused(): the driver refused to launch
  * exec's shadow (r): no more shadows, exec pointed back (outside the
  * driver's calls); nt_san_twin_point_back_all() points every exec back
  * (before a window's modules are unpatched): 0, or -1 when one stays
@@ -306,6 +307,7 @@ void nt_san_twin_exec_gone(CUgraphExec exec);
 int nt_san_twin_wanted(CUgraphExec exec, int *pointed);
 const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec, int shadow);
 CUgraphExec nt_san_twin_shadow(CUgraphExec exec);
+void nt_san_twin_shadow_done(void);
 void nt_san_twin_shadow_refused(CUgraphExec exec, CUresult r);
 int nt_san_twin_any_pointed(void);
 int nt_san_twin_point_back_all(void);

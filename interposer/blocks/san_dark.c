@@ -22,6 +22,7 @@
 #include <pthread.h>
 
 #include "interposer/collector.h"
+#include "interposer/graphroute.h"
 #include "interposer/warn.h"
 
 struct cb {
@@ -81,6 +82,7 @@ nt_san_result nt_san_launch_callbacks_on(void)
 	pthread_mutex_lock(&flip);
 	r = set_all(1);
 	__atomic_store_n(&dark, 0, __ATOMIC_RELAXED);
+	nt_graph_route_quiet(0);
 	pthread_mutex_unlock(&flip);
 	return r;
 }
@@ -94,6 +96,7 @@ static void wake(void)
 	if (dark && !broken) {
 		if (!(r = set_all(1))) {
 			__atomic_store_n(&dark, 0, __ATOMIC_RELAXED);
+			nt_graph_route_quiet(0);
 			nt_collector_dark_end();
 		} else {
 			broken = 1;
@@ -115,6 +118,7 @@ int nt_san_dark(double until)
 	if (!dark && !broken) {
 		if (!(r = set_all(0))) {
 			__atomic_store_n(&dark, 1, __ATOMIC_RELAXED);
+			nt_graph_route_quiet(1);	/* no begin for routed graph launches either */
 			off = 1;
 			__atomic_add_fetch(&spans, 1, __ATOMIC_RELAXED);
 			nt_collector_dark_begin(until, wake);

@@ -139,6 +139,8 @@ static size_t image_bytes;
 static unsigned n_pointed;
 static _Thread_local int own;	/* our own driver call under way */
 static int shadows_refused;	/* the driver refused to launch a shadow: none more */
+static unsigned shadows_out;	/* shadows handed out for launches not yet done (nt_san.lock):
+				 * none is destroyed meanwhile */
 
 static const char TWIN_FAILED[] = "its module's instrumented twin could not be loaded";
 static const char NO_DRIVER[] = "the CUDA driver lacks the calls a twin needs (CUDA 12.3 or later)";
@@ -399,9 +401,9 @@ static void funerals(void)
 	n = n_graves;
 	memcpy(v, graves, (size_t)n * sizeof(*v));
 	n_graves = 0;
-	ns = n_shadow_graves;
+	ns = shadows_out ? 0 : n_shadow_graves;	/* else at the last one's end */
 	memcpy(s, shadow_graves, (size_t)ns * sizeof(*s));
-	n_shadow_graves = 0;
+	n_shadow_graves -= ns;
 	pthread_mutex_unlock(&nt_san.lock);
 	for (int i = 0; i < ns && tc.ok; i++)
 		tc.cuGraphExecDestroy(s[i]);
@@ -766,10 +768,21 @@ CUgraphExec nt_san_twin_shadow(CUgraphExec exec)
 		return NULL;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(texecs, &exec, e);
-	if (e && e->pointed)
-		s = e->shadow;
+	if (e && e->pointed && (s = e->shadow))
+		shadows_out++;
 	pthread_mutex_unlock(&nt_san.lock);
 	return s;
+}
+
+void nt_san_twin_shadow_done(void)
+{
+	int bury;
+
+	pthread_mutex_lock(&nt_san.lock);
+	bury = !--shadows_out && n_shadow_graves;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (bury)
+		funerals();
 }
 
 void nt_san_twin_shadow_refused(CUgraphExec exec, CUresult r)

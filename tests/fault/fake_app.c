@@ -18,12 +18,14 @@
  *   fake_app graph-replay R [MS]  four plain launches, then the graph of
  *                       `graph` replayed R times, MS ms apart, with no
  *                       plain launch between (a captured training step)
- *   fake_app graph-routed R [MS]  graph-replay's replays after the first
+ *   fake_app graph-routed R [MS [streams]]  graph-replay's replays after the first
  *                       through the driver's cuGraphLaunch as the CUDA
  *                       runtime finds it: cuGetProcAddress_v2 looked up
  *                       with dlsym on the driver's handle, cuGetProcAddress
  *                       with it, then cuGraphLaunch with that (the fake driver's
- *                       FAKECUDA_TWINS calls); exits 1 when one fails
+ *                       FAKECUDA_TWINS calls), on stream 1 (streams: 10
+ *                       on stream 1, 10 on stream 2, and so on); exits 1
+ *                       when one fails
  *   fake_app dlsym      what dlsym answers the program (libnucatrace,
  *                       preloaded, exports one): the object RTLD_NEXT
  *                       finds InitializeInjection in (the first after the
@@ -184,8 +186,16 @@ int main(int argc, char **argv)
 		static const char *const names_[] = { "cuGraphLaunch", "cuGetProcAddress_v2", "cuInit" };
 
 		printf("RTLD_NEXT InitializeInjection: %s\n", holder(dlsym(RTLD_NEXT, "InitializeInjection")));
+		int (*exported)(void *, void *) = (int (*)(void *, void *))dlsym(RTLD_DEFAULT, "cuGraphLaunch");
+
 		for (int i = 0; i < 3; i++)
 			printf("driver handle %s: %s\n", names_[i], holder(dlsym(hc, names_[i])));
+		/* the driver is loaded RTLD_LOCAL: a name in the global scope is
+		 * libnucatrace's, which must still reach the driver */
+		printf("global cuGraphLaunch: %s", holder((void *)exported));
+		if (exported)
+			printf(", of an exec never made: %d", exported((void *)4000, NULL));
+		printf("\n");
 		return 0;
 	}
 	context = (context_fn)sym(hs, "fakegpu_context");
@@ -308,7 +318,10 @@ int main(int argc, char **argv)
 			launch(1, 1, 1, names[0], 100, 128, 0, 1);
 		graph(1, 7, 3, mods, funcs, nn, grids, blocks, 1);	/* made, and its first replay */
 		for (long r = 1; r < n; r++) {
-			if (graph_launch((void *)7, (void *)1)) {
+			/* streams: 10 replays on stream 1, then 10 on stream 2, ... */
+			long stream = argc > 4 && !strcmp(argv[4], "streams") ? 1 + (r / 10) % 2 : 1;
+
+			if (graph_launch((void *)7, (void *)stream)) {
 				fprintf(stderr, "fake_app: replay %ld failed\n", r);
 				return 1;
 			}

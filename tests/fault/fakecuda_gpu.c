@@ -625,6 +625,23 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 	return graph_launch(exec, stream);
 }
 
+/* The device's work waited for: counted, said at exit when any */
+static long ctx_syncs;
+
+static void __attribute__((destructor)) syncs_said(void)
+{
+	if (ctx_syncs)
+		printf("fake gpu: %ld context synchronisations\n", ctx_syncs);
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	if (!gpu())
+		return no();
+	__atomic_add_fetch(&ctx_syncs, 1, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
 /* cuGetProcAddress_v2's answers, as the driver gives its own functions
  * (not the exported names, which a preloaded library may stand before) */
 static CUresult get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,

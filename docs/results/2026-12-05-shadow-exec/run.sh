@@ -6,7 +6,7 @@
 #   B=build/dev sh docs/results/2026-12-05-shadow-exec/run.sh STEP...
 # build/dev: as in ../2026-12-05-node-runs/run.sh.
 # Steps:
-#   probe   progs/decode.cu, 20,000 replays, $R rounds (3) in turn:
+#   probe   progs/decode.cu, $PN replays (20,000), $R rounds (3) in turn:
 #           plain; at the floor (tests/gpu/subcost.so, SUBCOST=none);
 #           SUBCOST=procaddr (cuGraphLaunch's lookup answered with a
 #           counting wrapper: is it looked up after the driver loads
@@ -65,17 +65,18 @@ for s in "$@"; do
 	probe) for r in $(seq ${R:-3}); do
 			for v in ${PV:-plain floor procaddr hook shadow floor-shadow floor-swapdrv}; do
 				case $v in
-				plain) $B/tests/gpu/decode 20000 >$W/p.out 2>&1 ;;
-				shadow) $B/tests/gpu/decode 20000 shadow >$W/p.out 2>&1 ;;
-				floor) CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode 20000 >$W/p.out 2>&1 ;;
-				procaddr) CUDA_INJECTION64_PATH=$INJ SUBCOST=procaddr $B/tests/gpu/decode 20000 >$W/p.out 2>&1 ;;
-				hook) LD_PRELOAD=$HOOK CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode 20000 >$W/p.out 2>&1 ;;
-				floor-*) CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode 20000 ${v#floor-} >$W/p.out 2>&1 ;;
+				plain) $B/tests/gpu/decode ${PN:-20000} >$W/p.out 2>&1 ;;
+				shadow) $B/tests/gpu/decode ${PN:-20000} shadow >$W/p.out 2>&1 ;;
+				floor) CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode ${PN:-20000} >$W/p.out 2>&1 ;;
+				procaddr) CUDA_INJECTION64_PATH=$INJ SUBCOST=procaddr $B/tests/gpu/decode ${PN:-20000} >$W/p.out 2>&1 ;;
+				hook) LD_PRELOAD=$HOOK CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode ${PN:-20000} >$W/p.out 2>&1 ;;
+				floor-*) CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode ${PN:-20000} ${v#floor-} >$W/p.out 2>&1 ;;
 				esac
 				echo "$r $v $(grep -E '^(checksum|loop|tail)' $W/p.out | tr '\n' ' ')" >>$W/probe.log
 				[ $r -eq 1 ] && grep -E "subcost|launchhook" $W/p.out | sed "s/^/  $v: /" >>$W/probe.log
 			done
 		done
+		if [ -n "${PT-x}" ]; then	# PT= : no PyTorch part
 		CUDA_INJECTION64_PATH=$INJ SUBCOST=procaddr timeout 200 python3 tests/gpu/progs/torch_train.py --graphs --steps 3 \
 			>$W/torch.out 2>&1
 		echo "torch procaddr rc=$?" >>$W/probe.log
@@ -83,7 +84,8 @@ for s in "$@"; do
 		LD_PRELOAD=$HOOK CUDA_INJECTION64_PATH=$INJ SUBCOST=none timeout 200 python3 tests/gpu/progs/torch_train.py \
 			--graphs --steps 3 >$W/torch-hook.out 2>&1
 		echo "torch hook rc=$?" >>$W/probe.log
-		grep -E "subcost|launchhook|^step" $W/torch-hook.out >>$W/probe.log ;;
+		grep -E "subcost|launchhook|^step" $W/torch-hook.out >>$W/probe.log
+		fi ;;
 	torchwall) for r in $(seq ${R:-3}); do
 			for v in ${TV:-plain floor default shadow}; do
 				t1=$(date +%s.%N)
@@ -91,10 +93,9 @@ for s in "$@"; do
 				plain) timeout 300 python3 tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
 				floor) CUDA_INJECTION64_PATH=$INJ SUBCOST=none timeout 300 python3 tests/gpu/progs/torch_train.py \
 						${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
-				default|shadow) rm -rf $W/twd; [ $v = shadow ] && export NUCATRACE_GRAPH_ROUTE=shadow
-					timeout 300 $B/nucatrace run --no-calibrate --output-dir $W/twd -- python3 \
-						tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>$W/tw-$v.err
-					unset NUCATRACE_GRAPH_ROUTE ;;
+				default|shadow) rm -rf $W/twd; route=update; [ $v = shadow ] && route=shadow
+					NUCATRACE_GRAPH_ROUTE=$route timeout 300 $B/nucatrace run --no-calibrate --output-dir $W/twd -- python3 \
+						tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>$W/tw-$v.err ;;
 				esac
 				rc=$?
 				echo "$r $v rc=$rc wall $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t1 }") s $(grep -E '^(train|step [0-9]+ loss)' $W/tw.out | tail -n 2 | tr '\n' ' ')" >>$W/torchwall.log

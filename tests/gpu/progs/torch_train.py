@@ -117,19 +117,24 @@ def main():
     images = torch.randn(64 * args.scale, 3, 32, 32, device=dev, generator=g)
     labels = torch.randint(0, 10, (64 * args.scale,), device=dev, generator=g)
     losses = torch.zeros(2, device=dev)
-    lm_run, cnn_run = lm, cnn
-    if args.compile:
-        lm_run = torch.compile(lm, mode="reduce-overhead")
-        cnn_run = torch.compile(cnn, mode="reduce-overhead")
+    def forward(tok, img, lab):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = lm(tok[:, :-1])
+            l1 = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tok[:, 1:].reshape(-1))
+            l2 = F.cross_entropy(cnn(img).float(), lab)
+        return l1, l2
+
+    # --compile: both models' forward and losses as one compiled function
+    # (one graph forward, one backward: two compiled models each invoked
+    # in a step had the second's replay overwrite the first's saved
+    # activations before the backward)
+    fwd = torch.compile(forward, mode="reduce-overhead") if args.compile else forward
 
     def step():
         if args.compile:
             torch.compiler.cudagraph_mark_step_begin()  # last step's graph outputs may be overwritten
         opt.zero_grad(set_to_none=False)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = lm_run(tokens[:, :-1])
-            l1 = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-            l2 = F.cross_entropy(cnn_run(images).float(), labels)
+        l1, l2 = fwd(tokens, images, labels)
         (l1 + l2).backward()
         opt.step()
         losses[0].copy_(l1.detach())
