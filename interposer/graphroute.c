@@ -135,20 +135,20 @@ static CUresult launch(const struct slot *s, CUgraphExec exec, CUstream stream)
 	int known = last_get(exec, &was);
 	CUgraphExec run = exec, given = exec;
 	CUresult res, refusal;
-	int begun = 0;
 
-	if (!r || in_launch) {
+	if (!r || __atomic_load_n(&quiet, __ATOMIC_RELAXED) || in_launch) {
+		/* the common case, between windows: no thread-local, no store */
+		if (r && known && was.other && was.stream != key)
+			r->fence(stream, s->ptsz);	/* another exec ran in exec's place on another stream */
 		res = s->real(exec, stream);
-		last_set(exec, key, 0);
+		if (res == CUDA_SUCCESS && (!known || was.stream != key || was.other))
+			last_set(exec, key, 0);
 		return res;
 	}
 	in_launch = 1;
-	if (!__atomic_load_n(&quiet, __ATOMIC_RELAXED)) {
-		run = given = r->begin(exec, stream, s->ptsz, known && was.stream == key);
-		begun = 1;
-	}
+	run = given = r->begin(exec, stream, s->ptsz, known && was.stream == key);
 	if (run == exec && known && was.other && was.stream != key)
-		r->fence(stream, s->ptsz);	/* another exec ran in exec's place on another stream */
+		r->fence(stream, s->ptsz);
 	res = s->real(run, stream);
 	if (res != CUDA_SUCCESS && run != exec) {
 		/* what the program's own launch gives is what it sees */
@@ -161,8 +161,7 @@ static CUresult launch(const struct slot *s, CUgraphExec exec, CUstream stream)
 	}
 	if (res == CUDA_SUCCESS)
 		last_set(exec, key, run != exec);
-	if (begun)
-		r->end(exec, given);
+	r->end(exec, given);
 	in_launch = 0;
 	return res;
 }
