@@ -28,8 +28,8 @@
 #           waits for, from start to exit), its "train" time and its
 #           losses; the default's summary
 #   route   the shadow route in libnucatrace (NUCATRACE_GRAPH_ROUTE=shadow):
-#           progs/decode.cu, $NL replays (400,000) and then 20,000, $R
-#           rounds in turn of: plain; at the floor; at the floor with the
+#           progs/decode.cu, $RN replays (400,000, then 20,000), $R
+#           rounds in turn of ($RV, in this order): plain; at the floor; at the floor with the
 #           exec pointed at twins and back (swapdrv); the default
 #           (update route); the default with the shadow route: the loop's
 #           wall time and checksum, the last round's summaries
@@ -104,9 +104,9 @@ for s in "$@"; do
 			done
 		done
 		cat $W/torchwall.log ;;
-	route) for n in ${NL:-400000} 20000; do
+	route) for n in ${RN:-400000 20000}; do
 			for r in $(seq ${R:-3}); do
-				for v in plain floor floor-swapdrv default shadow; do
+				for v in ${RV:-plain floor floor-swapdrv default shadow}; do
 					rm -rf $W/rd
 					case $v in
 					plain) $B/tests/gpu/decode $n >$W/r.out 2>&1 ;;
