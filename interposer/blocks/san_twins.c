@@ -93,6 +93,7 @@ static struct {
 #define TWIN_DECL(name) __typeof__(name) *name;
 	TWIN_CU(TWIN_DECL)
 #undef TWIN_DECL
+	__typeof__(cuGraphExecGetFlags) *cuGraphExecGetFlags;	/* may be missing: flags 0 */
 	int looked, ok;
 } tc;
 
@@ -163,6 +164,7 @@ static int bind(void)
 		tc.ok = 0;
 	TWIN_CU(TWIN_BIND)
 #undef TWIN_BIND
+	*(void **)&tc.cuGraphExecGetFlags = dlsym(cu->handle, "cuGraphExecGetFlags");
 	return tc.ok;
 }
 
@@ -716,8 +718,15 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec, int shadow)
 		k.v[changed++] = k.v[i];
 	}
 	if (changed && shadow) {	/* the exec left as it is, when the driver makes one */
+		cuuint64_t ef = 0;
+
+		/* its nodes' priorities as the program's exec has them; the
+		 * other flags are for memory nodes (none in a shadow), device
+		 * launches and uploads, which a shadow needs not */
+		if (tc.cuGraphExecGetFlags && tc.cuGraphExecGetFlags(exec, &ef))
+			ef = 0;
 		own = 1;
-		if (tc.cuGraphInstantiateWithFlags(&s, clone, 0))
+		if (tc.cuGraphInstantiateWithFlags(&s, clone, ef & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY))
 			s = NULL;
 		own = 0;
 	}

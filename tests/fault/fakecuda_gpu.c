@@ -28,6 +28,8 @@
  * and cuFuncGetName names a function as its launches did.
  *
  * Shadow execs and routed launches (FAKECUDA_TWINS=1 as well):
+ * cuGraphExecGetFlags says every exec was made with upload and node
+ * priorities.
  * cuGraphInstantiateWithFlags makes an exec of a graph (a clone) under a
  * handle of 4090-4095, reused once destroyed (as the driver reuses
  * handles), its nodes' grids those of the exec its graph was cloned
@@ -567,10 +569,12 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned 
 		(void (*)(long, long, long, int, const long *, const long *))gpu_sym("fakegpu_instantiate_as");
 	long g = (long)(uintptr_t)graph, mods[MAX_GRAPH_NODES], h = 0;
 
-	(void)flags;
 	if (!twins())
 		return no();
-	if (g <= 0 || g >= MAX_GRAPHS || !graphs[g].n || !exec || !made)
+	/* flags it does not model are refused (the program's execs report
+	 * upload and node priorities: cuGraphExecGetFlags) */
+	if (g <= 0 || g >= MAX_GRAPHS || !graphs[g].n || !exec || !made ||
+	    (flags & ~(unsigned long long)CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (shadow_fails("make"))
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -591,6 +595,16 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned 
 	exec_live[h] = 1;
 	made(h, g, graphs[g].origin, graphs[g].n, graphs[g].funcs, mods);
 	*exec = (CUgraphExec)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecGetFlags(CUgraphExec exec, cuuint64_t *flags)
+{
+	if (!twins())
+		return no();
+	if (!exec || !flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
 	return CUDA_SUCCESS;
 }
 
