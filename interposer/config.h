@@ -45,7 +45,8 @@
  *                             the program's graph launches routed through
  *                             libnucatrace, a shadow exec of the twins
  *                             launched in the exec's place; graphroute.h;
- *                             not yet verified on a GPU)
+ *                             run on H100s only, not by make test-gpu:
+ *                             docs/results/2026-12-06-shadow-route.md)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H
