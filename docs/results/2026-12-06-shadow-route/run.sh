@@ -1,9 +1,9 @@
 #!/bin/sh
-# 2026-12-05, session 35 (issue 33): can a window launch a shadow exec in
+# 2026-12-05/06, sessions 35-36 (issue 33): can a window launch a shadow exec in
 # the program's exec's place, so that the program's exec is never
 # updated (the Compute Sanitizer's ~0.5 us a replay for an exec updated
 # to other functions and back: ../2026-12-05-dark-cost.md)?
-#   B=build/dev sh docs/results/2026-12-05-shadow-exec/run.sh STEP...
+#   B=build/dev sh docs/results/2026-12-06-shadow-route/run.sh STEP...
 # build/dev: as in ../2026-12-05-node-runs/run.sh.
 # Steps:
 #   probe   progs/decode.cu, $PN replays (20,000), $R rounds (3) in turn:
