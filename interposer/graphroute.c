@@ -3,9 +3,12 @@
  *
  * Where a graph launch's function comes from, and how it is taken:
  *   - the CUDA runtime (static or shared) looks up cuGetProcAddress with
- *     dlsym on its own handle of libcuda, then every driver function
- *     with it: this library's dlsym answers with a cuGetProcAddress of
- *     its own, which answers cuGraphLaunch with a routed launch;
+ *     dlsym on its own handle of libcuda, then cuGetProcAddress with
+ *     that, then every driver function with the answer (the static
+ *     runtime of CUDA 13 on an H100, 2026-12-06): this library's dlsym
+ *     answers with a cuGetProcAddress of its own, which answers
+ *     cuGetProcAddress with itself (of the form asked for) and
+ *     cuGraphLaunch with a routed launch;
  *   - a program or library that looks up cuGraphLaunch (or its _ptsz
  *     form) with dlsym gets a routed launch too;
  *   - a program linked to libcuda calls cuGraphLaunch, cuGraphLaunch_ptsz
@@ -22,7 +25,10 @@
  * A lookup answer is one of SLOTS wrappers, one per distinct driver
  * function handed out (the legacy and per-thread stream forms); beyond
  * that, the driver's own.  Each wrapper calls what it wraps with the
- * program's arguments whenever no route is set (graphroute.h).
+ * program's arguments whenever no route is set or the route is quiet
+ * (graphroute.h).  A function of this library is never taken for the
+ * driver's (ours()), and the exported names find the driver even where
+ * it is loaded RTLD_LOCAL (next()).
  */
 #include "graphroute.h"
 
