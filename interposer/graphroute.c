@@ -139,34 +139,37 @@ static CUresult launch(const struct slot *s, CUgraphExec exec, CUstream stream)
 	CUstream key = !stream && s->ptsz ? CU_STREAM_PER_THREAD : stream;
 	struct last was;
 	int known = last_get(exec, &was);
-	CUgraphExec run = exec, given = exec;
-	CUresult res, refusal;
+	/* another exec ran in exec's place on another stream */
+	int moved = r && known && was.other && was.stream != key;
+	CUgraphExec given;
+	CUresult res;
+	int other;
 
 	if (!r || __atomic_load_n(&quiet, __ATOMIC_RELAXED) || in_launch) {
 		/* the common case, between windows: no thread-local, no store */
-		if (r && known && was.other && was.stream != key)
-			r->fence(stream, s->ptsz);	/* another exec ran in exec's place on another stream */
+		if (moved)
+			r->fence(key);
 		res = s->real(exec, stream);
 		if (res == CUDA_SUCCESS && (!known || was.stream != key || was.other))
 			last_set(exec, key, 0);
 		return res;
 	}
 	in_launch = 1;
-	run = given = r->begin(exec, stream, s->ptsz, known && was.stream == key);
-	if (run == exec && known && was.other && was.stream != key)
-		r->fence(stream, s->ptsz);
-	res = s->real(run, stream);
-	if (res != CUDA_SUCCESS && run != exec) {
+	given = r->begin(exec, key, known && was.stream == key);
+	other = given != exec;
+	if (!other && moved)
+		r->fence(key);
+	res = s->real(given, stream);
+	if (res != CUDA_SUCCESS && other) {
 		/* what the program's own launch gives is what it sees */
-		CUgraphExec refused = run;
+		CUresult refusal = res;
 
-		refusal = res;
-		run = exec;
+		other = 0;
 		if ((res = s->real(exec, stream)) == CUDA_SUCCESS)
-			r->failed(exec, refused, refusal);
+			r->failed(exec, refusal);
 	}
 	if (res == CUDA_SUCCESS)
-		last_set(exec, key, run != exec);
+		last_set(exec, key, other);
 	r->end(exec, given);
 	in_launch = 0;
 	return res;

@@ -19,19 +19,20 @@
  * launch calls the driver at once.
  *
  * nt_graph_route_set(r): from now on each routed graph launch of exec on
- * stream (ptsz: the per-thread default stream's function) calls
- * r->begin(exec, stream, ptsz, same), which returns the exec to launch
- * in its place (or exec), then the driver with it.  same: exec's last
- * routed launch was on this stream, as far as the routing knows (a
- * launch of another exec in exec's place is ordered after the exec's
- * earlier launches only by their stream: the driver orders the launches
- * of one exec, whatever their streams).  When the driver refuses the exec
- * returned, the program's own exec is launched instead (the program sees
- * what its own launch gives), and r->failed(exec, ran, result) is told
- * when that one went through.  r->end(exec, given) after every routed
- * launch that called r->begin, given what it returned.  When exec's last launch ran another exec
- * in its place on another stream, r->fence() is called before exec
- * itself is launched, r->fence(stream, ptsz): it waits for that launch.  r stays valid for good.
+ * stream (CU_STREAM_PER_THREAD for the per-thread default stream's
+ * function on stream 0) calls r->begin(exec, stream, same), which
+ * returns the exec to launch in its place (or exec), then the driver
+ * with it.  same: exec's last routed launch was on this stream, as far
+ * as the routing knows (a launch of another exec in exec's place is
+ * ordered after the exec's earlier launches only by their stream: the
+ * driver orders the launches of one exec, whatever their streams).
+ * When the driver refuses the exec returned, the program's own exec is
+ * launched instead (the program sees what its own launch gives), and
+ * r->failed(exec, result) is told when that one went through.
+ * r->end(exec, given) after every launch that called r->begin, given
+ * what it returned.  When exec's last launch ran another exec in its
+ * place on another stream, r->fence(stream) is called before exec
+ * itself is launched: it waits for that launch.  r stays valid for good.
  *
  * nt_graph_route_quiet(q): while q, routed launches call the driver at
  * once (the backend's launch callbacks off between windows: no begin).
@@ -46,10 +47,10 @@
 #include <cuda.h>
 
 struct nt_graph_route {
-	CUgraphExec (*begin)(CUgraphExec exec, CUstream stream, int ptsz, int same);
-	void (*failed)(CUgraphExec exec, CUgraphExec ran, CUresult result);
+	CUgraphExec (*begin)(CUgraphExec exec, CUstream stream, int same);
+	void (*failed)(CUgraphExec exec, CUresult result);
 	void (*end)(CUgraphExec exec, CUgraphExec ran);
-	void (*fence)(CUstream stream, int ptsz);
+	void (*fence)(CUstream stream);
 };
 
 void nt_graph_route_set(const struct nt_graph_route *r);

@@ -1518,7 +1518,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
  * never changed.  The launch's own cuGraphLaunch callback then leaves it
  * alone (tl.routed).  While the launch callbacks are off, or sampling is
  * over, nothing: their callback would not come either. */
-static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz, int same)
+static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int same)
 {
 	int saved = errno, outer = !tl.depth, exact;
 	uint64_t slow0 = tl.slow_ns;
@@ -1532,14 +1532,14 @@ static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz, int 
 	tl.depth++;
 	seen_thread();
 	tl.routing = same;	/* else the exec itself is pointed at twins, if at all */
-	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, 1, 0);
+	before_launch(stream, exec, 1, 0);
 	tl.routing = 0;
 	if (!--tl.depth && tl.relaxed) {
 		nt_san_unrelax(tl.mode);
 		tl.relaxed = 0;
 	}
 	shadow = same ? nt_san_twin_shadow(exec) : NULL;
-	if (shadow && captured(!stream && ptsz ? CU_STREAM_PER_THREAD : stream)) {
+	if (shadow && captured(stream)) {
 		nt_san_twin_shadow_done();	/* captured, it would run twins in the program's graph */
 		shadow = NULL;
 	}
@@ -1558,12 +1558,11 @@ static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int ptsz, int 
 }
 
 /* The driver refused the shadow launched in exec's place (r): the
- * program's exec is launched next, and no shadow is made again. */
-static void route_failed(CUgraphExec exec, CUgraphExec ran, CUresult r)
+ * program's exec was launched instead, and no shadow is made again. */
+static void route_failed(CUgraphExec exec, CUresult r)
 {
 	int saved = errno;
 
-	(void)ran;
 	nt_san_twin_shadow_refused(exec, r);
 	errno = saved;
 }
@@ -1579,13 +1578,13 @@ static void route_end(CUgraphExec exec, CUgraphExec given)
  * device's work so far is waited for, as the driver would have ordered
  * exec's launch after it (rare: an exec launched on a new stream just
  * after a window); not for a launch being captured, which runs nothing */
-static void route_fence(CUstream stream, int ptsz)
+static void route_fence(CUstream stream)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUstreamCaptureMode mode;
 	int relaxed, saved = errno;
 
-	if (!cu || captured(!stream && ptsz ? CU_STREAM_PER_THREAD : stream))
+	if (!cu || captured(stream))
 		return;
 	relaxed = nt_san_relax(&mode);
 	cu->cuCtxSynchronize();

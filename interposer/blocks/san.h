@@ -268,9 +268,10 @@ extern const char NT_SAN_HELD[];
 /* Calls fn(node, params, arg) for each kernel node of graph, child graphs'
  * too (san_execs.c): 0, or -1 when a node cannot be listed (a failed
  * query, a conditional node, whose bodies have no getter, out of memory)
- * or fn returned nonzero; the walk stops there. */
+ * or fn returned nonzero; the walk stops there.  *memory (unless NULL)
+ * set to 1 when a node it passed allocates or frees memory. */
 typedef int (*nt_san_kernel_node_fn)(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg);
-int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_node_fn fn, void *arg);
+int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_node_fn fn, void *arg, int *memory);
 /* san_twins.c: instrumented twins of modules that graph execs made before
  * a window run (issue 33).  nt_san_twin_image() keeps a module's cubin as
  * it loads (its load callback; variable: a module-scope variable's name,

@@ -120,7 +120,7 @@ static void add_kernel(struct mods *m, const struct nt_cuda *cu, CUfunction f, C
 
 #define MAX_DEPTH 16	/* child graphs in child graphs */
 
-static int walk(const struct nt_cuda *cu, CUgraph graph, int depth, nt_san_kernel_node_fn fn, void *arg)
+static int walk(const struct nt_cuda *cu, CUgraph graph, int depth, nt_san_kernel_node_fn fn, void *arg, int *memory)
 {
 	CUgraphNode *nodes = NULL;
 	size_t n = 0;
@@ -141,17 +141,20 @@ static int walk(const struct nt_cuda *cu, CUgraph graph, int depth, nt_san_kerne
 		else if (type == CU_GRAPH_NODE_TYPE_KERNEL)
 			ret = cu->cuGraphKernelNodeGetParams(nodes[i], &p) || fn(nodes[i], &p, arg) ? -1 : 0;
 		else if (type == CU_GRAPH_NODE_TYPE_GRAPH)
-			ret = cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child) ? -1 : walk(cu, child, depth + 1, fn, arg);
+			ret = cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child) ? -1 :
+			      walk(cu, child, depth + 1, fn, arg, memory);
 		else if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
 			ret = -1;	/* its bodies cannot be listed */
+		else if (memory && (type == CU_GRAPH_NODE_TYPE_MEM_ALLOC || type == CU_GRAPH_NODE_TYPE_MEM_FREE))
+			*memory = 1;
 	}
 	free(nodes);
 	return ret;
 }
 
-int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_node_fn fn, void *arg)
+int nt_san_graph_kernels(const struct nt_cuda *cu, CUgraph graph, nt_san_kernel_node_fn fn, void *arg, int *memory)
 {
-	return walk(cu, graph, 0, fn, arg);
+	return walk(cu, graph, 0, fn, arg, memory);
 }
 
 struct add_arg {
@@ -172,7 +175,7 @@ static void add_graph(struct mods *m, const struct nt_cuda *cu, CUgraph graph)
 {
 	struct add_arg a = { m, cu };
 
-	if (nt_san_graph_kernels(cu, graph, add_node, &a))
+	if (nt_san_graph_kernels(cu, graph, add_node, &a, NULL))
 		m->unknown = 1;
 }
 

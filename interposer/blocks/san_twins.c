@@ -451,37 +451,6 @@ static void texec_set(CUgraphExec exec, CUcontext ctx, CUgraph clone, unsigned n
 	}
 }
 
-/* 1 when a second exec of graph may run beside the program's: none of
- * its nodes, in child graphs too, allocates or frees memory (an
- * allocation's address is fixed as its exec is made, and the kernels
- * the program captured use the program's), and every node can be
- * listed. */
-#define SHADOW_DEPTH 16
-static int shadowable(const struct nt_cuda *cu, CUgraph graph, int depth)
-{
-	CUgraphNode *nodes = NULL;
-	size_t n = 0;
-	int ok = 1;
-
-	if (depth > SHADOW_DEPTH || cu->cuGraphGetNodes(graph, NULL, &n) ||
-	    (n && (!(nodes = malloc(n * sizeof(*nodes))) || cu->cuGraphGetNodes(graph, nodes, &n)))) {
-		free(nodes);
-		return 0;
-	}
-	for (size_t i = 0; i < n && ok; i++) {
-		CUgraphNodeType type;
-		CUgraph child;
-
-		if (cu->cuGraphNodeGetType(nodes[i], &type) || type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
-		    type == CU_GRAPH_NODE_TYPE_MEM_FREE || type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
-			ok = 0;
-		else if (type == CU_GRAPH_NODE_TYPE_GRAPH)
-			ok = !cu->cuGraphChildGraphNodeGetGraph(nodes[i], &child) && shadowable(cu, child, depth + 1);
-	}
-	free(nodes);
-	return ok;
-}
-
 static int count_node(CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p, void *arg)
 {
 	(void)node;
@@ -495,14 +464,19 @@ void nt_san_twin_exec_made(CUcontext ctx, CUgraphExec exec, CUgraph graph)
 	CUgraph clone = NULL;
 	const char *why = NULL;
 	unsigned nodes = 0;
-	int shadow = 0;
+	int shadow = 0, memory = 0;
 
 	if (!bind())
 		why = NO_DRIVER;
 	else if (!graph || tc.cuGraphClone(&clone, graph))
 		why = "its graph could not be cloned when its exec was made";
-	else if (!nt_san_graph_kernels(nt_san_cuda(), clone, count_node, &nodes))	/* a count; nt_san_twin_point lists them */
-		shadow = shadowable(nt_san_cuda(), clone, 0);
+	/* a count (nt_san_twin_point lists them); a second exec of the
+	 * graph may run beside the program's when every node was listed
+	 * (no conditional node) and none allocates or frees memory (an
+	 * allocation's address is fixed as its exec is made, and the
+	 * kernels the program captured use the program's) */
+	else if (!nt_san_graph_kernels(nt_san_cuda(), clone, count_node, &nodes, &memory))
+		shadow = !memory;
 	pthread_mutex_lock(&nt_san.lock);
 	texec_set(exec, ctx, clone, nodes, shadow, why);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -680,7 +654,7 @@ const char *nt_san_twin_point(CUcontext ctx, CUgraphExec exec, int shadow)
 	pthread_mutex_unlock(&nt_san.lock);
 	if (!clone || !cu || !tc.ok)
 		return NULL;
-	if (nt_san_graph_kernels(cu, clone, collect, &k)) {
+	if (nt_san_graph_kernels(cu, clone, collect, &k, NULL)) {
 		free(k.v);
 		nt_san_twin_exec_changed(exec);	/* never again */
 		return "its graph's kernel nodes could not be listed (a conditional node?)";
