@@ -31,15 +31,11 @@
 #           progs/decode.cu, $RN replays (400,000, then 20,000), $R
 #           rounds in turn of ($RV, in this order): plain; at the floor; at the floor with the
 #           exec pointed at twins and back (swapdrv); the default
-#           (NUCATRACE_GRAPH_ROUTE unset: the update route up to
-#           ec486e5, the shadow route after); the default with the
-#           shadow route, or with the update route (update, not in $RV's
-#           default): the loop's wall time and checksum, the last
-#           round's summaries
+#           (update route); the default with the shadow route: the loop's
+#           wall time and checksum, the last round's summaries
 #   gpuchecks  tests/gpu/interposer.sh, the checks $ONLY names
 #           (default: the graph checks and graph-shadow)
-# torchwall's variants: $TV (default plain floor default shadow; default:
-# NUCATRACE_GRAPH_ROUTE unset, as in route; update: the update route).
+# torchwall's variants: $TV (default plain floor default shadow).
 # Logs in $OUT/shadow.tgz, packed after each step.
 RO=${OUT:-/tmp/out}
 W=/tmp/S
@@ -97,14 +93,14 @@ for s in "$@"; do
 				plain) timeout 300 python3 tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
 				floor) CUDA_INJECTION64_PATH=$INJ SUBCOST=none timeout 300 python3 tests/gpu/progs/torch_train.py \
 						${TW:---compile --steps 200} >$W/tw.out 2>&1 ;;
-				default|update|shadow) rm -rf $W/twd; route=; [ $v = default ] || route=$v
+				default|shadow) rm -rf $W/twd; route=update; [ $v = shadow ] && route=shadow
 					NUCATRACE_GRAPH_ROUTE=$route timeout 300 $B/nucatrace run --no-calibrate --output-dir $W/twd -- python3 \
 						tests/gpu/progs/torch_train.py ${TW:---compile --steps 200} >$W/tw.out 2>$W/tw-$v.err ;;
 				esac
 				rc=$?
 				echo "$r $v rc=$rc wall $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t1 }") s $(grep -E '^(train|step [0-9]+ loss)' $W/tw.out | tail -n 2 | tr '\n' ' ')" >>$W/torchwall.log
 				[ $r -eq 1 ] && [ $rc -ne 0 ] && tail -n 20 $W/tw.out >>$W/torchwall.log
-				case $v in default|update|shadow) [ $r -eq ${R:-3} ] && tail -n 8 $W/tw-$v.err >>$W/torchwall.log ;; esac
+				case $v in default|shadow) [ $r -eq ${R:-3} ] && tail -n 8 $W/tw-$v.err >>$W/torchwall.log ;; esac
 			done
 		done
 		cat $W/torchwall.log ;;
@@ -118,7 +114,7 @@ for s in "$@"; do
 					floor-swapdrv) CUDA_INJECTION64_PATH=$INJ SUBCOST=none $B/tests/gpu/decode $n swapdrv >$W/r.out 2>&1 ;;
 					default) timeout 120 $B/nucatrace run --no-calibrate --output-dir $W/rd -- $B/tests/gpu/decode $n \
 							>$W/r.out 2>$W/r-$v.err ;;
-					shadow|update) NUCATRACE_GRAPH_ROUTE=$v timeout 120 $B/nucatrace run --no-calibrate --output-dir $W/rd -- \
+					shadow) NUCATRACE_GRAPH_ROUTE=shadow timeout 120 $B/nucatrace run --no-calibrate --output-dir $W/rd -- \
 							$B/tests/gpu/decode $n >$W/r.out 2>$W/r-$v.err ;;
 					esac
 					echo "$n $r $v rc=$? $(grep -E '^(checksum|loop|tail)' $W/r.out | tr '\n' ' ')" >>$W/route.log
