@@ -1,0 +1,47 @@
+#!/bin/sh
+# 2026-12-06, session 37 (issue 33): with the shadow route the default,
+# tests/gpu/interposer.sh's pytorch-cuda-graphs-default and
+# train-graphs-dark failed with "an illegal memory access" (call 2).
+# Which route, which policy?  PyTorch's captured step
+# (tests/gpu/progs/torch_train.py --graphs --steps 10) under
+# nucatrace run, build $B, $R rounds (2) of $V (in this order):
+#   shadow / update   NUCATRACE_GRAPH_ROUTE, policy
+#                     all,window=1000,skip=1000,budget=1 (the check's)
+#   shadow-nodark / update-nodark  the same with no budget (callbacks
+#                     never off)
+#   shadow-blocking   shadow with CUDA_LAUNCH_BLOCKING=1 (where it fails)
+# Each run: rc, whether it failed, the summary's last lines, the trace's meta.
+#   B=build/dev sh docs/results/2026-12-06-shadow-default/run.sh
+RO=${OUT:-/tmp/out}
+W=/tmp/D
+rm -rf $W && mkdir -p $W
+sh tests/gpu/gpuinfo.sh >$W/gpu.txt
+cat $W/gpu.txt
+B=${B:-build}
+export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:$PWD/$B/devlibs
+for r in $(seq ${R:-2}); do
+	for v in ${V:-shadow update shadow-nodark update-nodark}; do
+		route=${v%%-*} pol=all,window=1000,skip=1000,budget=1 blk=
+		case $v in *-nodark) pol=all,window=1000,skip=1000 ;; *-blocking) blk=1 ;; esac
+		rm -rf $W/t && mkdir -p $W/t
+		t0=$(date +%s)
+		CUDA_LAUNCH_BLOCKING=$blk NUCATRACE_GRAPH_ROUTE=$route timeout 150 $B/nucatrace run --no-calibrate --sample $pol \
+			--output-dir $W/t -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 >$W/t/out 2>$W/t/err
+		rc=$?
+		{
+			echo "== $r $v rc=$rc $(($(date +%s) - t0)) s $(grep -c 'illegal' $W/t/err) illegal; last: $(grep -E "^step [0-9]+ loss" $W/t/out | tail -n 1)"
+			grep -E -A3 'Traceback|error' $W/t/err | head -n 12
+			grep -E 'sampling window|callbacks off|graph exec|dropped, by|^ +[0-9]+  ' $W/t/err
+			python3 - $W/t/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "graph_execs_shadowed",
+                             "graph_execs_twinned", "dark_spans")},
+      "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
+PY
+		} >>$W/diag.log 2>&1
+	done
+done
+cat $W/diag.log
+tar czf $RO/diag.tgz --exclude='*.sqlite' -C /tmp D
