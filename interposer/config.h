@@ -47,8 +47,8 @@
  *                             launched in the exec's place; graphroute.h;
  *                             run on H100s only; an unexplained illegal
  *                             memory access in PyTorch's captured step, 3
- *                             runs of 12: docs/results/2026-12-06-shadow-
- *                             default.md)
+ *                             runs of 12:
+ *                             docs/results/2026-12-06-shadow-default.md)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H
