@@ -10,7 +10,8 @@
 #   shadow-nodark / update-nodark  the same with no budget (callbacks
 #                     never off)
 #   shadow-blocking   shadow with CUDA_LAUNCH_BLOCKING=1 (where it fails)
-# Each run: rc, whether it failed, the summary's last lines, the trace's meta.
+# Each run: rc, whether it failed, the summary's last lines, the trace's meta;
+# where block copies failed (from call 5 on), the launches around the first.
 #   B=build/dev sh docs/results/2026-12-06-shadow-default/run.sh
 RO=${OUT:-/tmp/out}
 W=/tmp/D
@@ -39,6 +40,16 @@ m = dict(db.execute("select key, value from meta"))
 print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "graph_execs_shadowed",
                              "graph_execs_twinned", "dark_spans")},
       "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
+# where copies began to fail: the first such drop, and what ran just before it
+first = db.execute("select min(launch) from drops where reason like '%could not be copied%'").fetchone()[0]
+if first is not None:
+    name = lambda k: (db.execute("select coalesce(demangled, mangled) from kernels where kernel = ?", (k,)).fetchone() or ["?"])[0][:90]
+    for l, k, r in db.execute("select launch, kernel, reason from drops where launch between ? and ? order by launch",
+                              (first - 40, first + 3)):
+        print("  drop", l, r[:40], name(k))
+    for row in db.execute("select launch, kernel, grid_x, grid_y, grid_z, block_x, stream, graph, entry_only from launches "
+                          "where launch between ? and ? order by launch", (first - 12, first + 3)):
+        print("  launch", *row[:1], *row[2:], name(row[1]))
 PY
 		} >>$W/diag.log 2>&1
 	done
