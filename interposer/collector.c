@@ -602,6 +602,14 @@ void nt_collector_switched(int patch, double seconds)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_settled(double seconds)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.settles++;
+	col.run.settle_s += seconds;
+	pthread_mutex_unlock(&col.lock);
+}
+
 int nt_collector_traced(uint64_t seq, const struct nt_launch_info *l,
 			const volatile struct nt_block_rec *rec, uint32_t n, uint32_t tag,
 			int (*fetch)(void *cookie), void (*release)(void *cookie), void *cookie)

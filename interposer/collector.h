@@ -124,6 +124,8 @@ uint64_t nt_collector_seen(void);
 /* Time the backend spent switching modules, for the summary and the
  * trace's meta: patch (1) or unpatch (0), seconds. */
 void nt_collector_switched(int patch, double seconds);
+/* A wait for the GPU's work before a batch of switches, and its time. */
+void nt_collector_settled(double seconds);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

@@ -125,10 +125,11 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 		if (run->sampling.windows)
 			fprintf(f, "nucatrace: %" PRId64 " sampling window%s, %" PRId64 " launches in them, "
 				   "%.3f s; %" PRIu64 " module patches (%.3f s), %" PRIu64
-				   " unpatches (%.3f s); %" PRIu64 " untraced launches timed natively\n",
+				   " unpatches (%.3f s), %" PRIu64 " waits for the GPU before them (%.3f s); %" PRIu64
+				   " untraced launches timed natively\n",
 				run->sampling.windows, run->sampling.windows == 1 ? "" : "s",
 				run->sampling.in_windows, run->sampling.window_s, run->patches, run->patch_s,
-				run->unpatches, run->unpatch_s, s->native);
+				run->unpatches, run->unpatch_s, run->settles, run->settle_s, s->native);
 		/* what tracing cost the program's own wall time, where it goes */
 		fprintf(f, "nucatrace: own time: %" PRIu64 " callbacks %.3f s (about %" PRIu64 " at launches, "
 			   "%.3f s; %" PRIu64 " module loads, %.3f s); %" PRIu64 " block records packed in %.3f s "

@@ -15,6 +15,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
+#include "gpu/cudrv.h"
 #include "interposer/collector.h"
 #include "util/clock.h"
 
@@ -168,21 +169,65 @@ int nt_san_any_wanted(void)
 	return __atomic_load_n(&n_wanted, __ATOMIC_RELAXED) > 0;
 }
 
+/* Note ms's context among the n in ctxs, room for one per module
+ * (nt_san.lock held). */
+static void note_ctx(CUcontext *ctxs, int *n, const struct mod_state *ms)
+{
+	for (int i = 0; i < *n; i++)
+		if (ctxs[i] == ms->ctx)
+			return;
+	ctxs[(*n)++] = ms->ctx;
+}
+
+/* Wait for the GPU work of the contexts whose modules are about to be
+ * patched or unpatched (the caller's capture mode relaxed, no launch in
+ * flight).  A launch queued or running when its module was switched under
+ * it ran, now and then, into "misaligned address": PyTorch's captured
+ * training step with a window, 4 runs in 20 on GPU-23c3dafc (either graph
+ * route), the first failed copy just after a patch or a phase's switch
+ * (docs/results/2026-12-06-switch-settle.md).  The switch waits
+ * instead, once per batch of modules. */
+static void settle(const CUcontext *ctxs, int n)
+{
+	const struct nt_cuda *cu = nt_san_cuda();
+	CUcontext cur = NULL;
+	double t0 = nt_now_s();
+
+	if (!cu || !n || cu->cuCtxGetCurrent(&cur))
+		return;
+	for (int i = 0; i < n; i++) {
+		if (ctxs[i] != cur && cu->cuCtxSetCurrent(ctxs[i]))
+			continue;
+		cu->cuCtxSynchronize();	/* an error here is the program's: its next call sees it */
+	}
+	if (n > 1 || ctxs[0] != cur)
+		cu->cuCtxSetCurrent(cur);
+	nt_collector_settled(nt_now_s() - t0);
+}
+
 void nt_san_patch_wanted(void)
 {
 	struct mod_state *ms, *tmp;
 	CUmodule *mods = NULL;
-	int n = 0;
+	CUcontext *ctxs = NULL;
+	int n = 0, nc = 0;
 
 	pthread_mutex_lock(&nt_san.lock);
-	if (n_wanted > 0 && (mods = malloc((size_t)n_wanted * sizeof(*mods))))
+	if (n_wanted > 0 && (mods = malloc((size_t)n_wanted * sizeof(*mods))) &&
+	    !(ctxs = malloc((size_t)n_wanted * sizeof(*ctxs)))) {
+		free(mods);
+		mods = NULL;	/* nothing is patched without its wait */
+	}
+	if (mods)
 		HASH_ITER(hh, modules, ms, tmp)
 			if (ms->wanted && n < n_wanted) {
 				mods[n++] = ms->mod;
 				ms->wanted = 0;
+				note_ctx(ctxs, &nc, ms);
 			}
 	__atomic_sub_fetch(&n_wanted, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&nt_san.lock);
+	settle(ctxs, nc);
 	for (int i = 0; i < n; i++) {
 		const char *why = NULL;
 
@@ -193,6 +238,7 @@ void nt_san_patch_wanted(void)
 		}
 	}
 	free(mods);
+	free(ctxs);
 }
 
 /* The patches (kernels/patch.cu) go into a context when its first
@@ -315,22 +361,32 @@ int nt_san_unpatch_all(void)
 {
 	struct mod_state *ms, *tmp;
 	CUmodule *mods = NULL;
-	int n = 0;
-	double t0 = nt_now_s();
+	CUcontext *ctxs = NULL;
+	int n = 0, nc = 0;
+	double t0;
 
 	/* A module patched as it loads, meanwhile: not now. */
 	if (pthread_mutex_trylock(&patching))
 		return -1;
 	pthread_mutex_lock(&nt_san.lock);
-	if (n_patched && (mods = malloc((size_t)n_patched * sizeof(*mods))))
+	if (n_patched && (mods = malloc((size_t)n_patched * sizeof(*mods))) &&
+	    !(ctxs = malloc((size_t)n_patched * sizeof(*ctxs)))) {
+		free(mods);
+		mods = NULL;
+	}
+	if (mods)
 		HASH_ITER(hh, modules, ms, tmp)
-			if (ms->patched)
+			if (ms->patched) {
 				mods[n++] = ms->mod;
+				note_ctx(ctxs, &nc, ms);
+			}
 	HASH_ITER(hh, modules, ms, tmp) {	/* asked for in the window now closing */
 		__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);
 		ms->wanted = 0;
 	}
 	pthread_mutex_unlock(&nt_san.lock);
+	settle(ctxs, nc);
+	t0 = nt_now_s();
 	for (int i = 0; i < n; i++) {
 		nt_san_result r = nt_san.sanitizerUnpatchModule(mods[i]);
 
@@ -348,6 +404,7 @@ int nt_san_unpatch_all(void)
 	}
 	pthread_mutex_unlock(&patching);
 	free(mods);
+	free(ctxs);
 	if (n)
 		nt_san_slow(nt_now_s() - t0);
 	return 0;

@@ -63,6 +63,22 @@ check device-reset-natives traced reset-first first=2 1 "$B/tests/gpu/reset"
 # every=: each pick is handed to the kernel's next launch when its module
 # is not patched yet (session 13, test 0249)
 check every-retry traced every every=7 1 "$B/tests/gpu/reset"
+# Switches under queued launches (switch_race.cu): every=10 opens and
+# closes a window every few rounds, its module patched and unpatched at a
+# launch's entry while the GPU still runs earlier launches of it (PyTorch's
+# training step ran into "misaligned address" so, session 38); the output
+# exact, and a wait for the GPU before every switch
+switch_race() {
+	with_opts '^checksum|^mismatches' '' traced switchrace every=10 1 "$B/tests/gpu/switch_race" || return 1
+	python3 - "$W"/switchrace/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+print({k: m.get(k) for k in ("windows", "patches", "unpatches", "settles", "settle_s")})
+sys.exit(0 if int(m["windows"]) >= 100 and int(m["settles"]) >= int(m["windows"]) else 1)
+PY
+}
+check switch-under-queue switch_race
 # CUDA graphs (captured with a parallel branch, built with the API, a
 # child graph, updated in place): every kernel node launch traced
 # complete with exactly its own blocks, replays told apart.  The nodes of
