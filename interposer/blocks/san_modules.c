@@ -181,12 +181,14 @@ static void note_ctx(CUcontext *ctxs, int *n, const struct mod_state *ms)
 
 /* Wait for the GPU work of the contexts whose modules are about to be
  * patched or unpatched (the caller's capture mode relaxed, no launch in
- * flight).  A launch queued or running when its module was switched under
- * it ran, now and then, into "misaligned address": PyTorch's captured
- * training step with a window, 4 runs in 20 on GPU-23c3dafc (either graph
- * route), the first failed copy just after a patch or a phase's switch
- * (docs/results/2026-12-06-switch-settle.md).  The switch waits
- * instead, once per batch of modules. */
+ * flight), once per batch of modules: a launch queued or running while
+ * its module is switched under it is not known to be safe.  PyTorch's
+ * captured training step with a window ran into "misaligned address",
+ * the first failed copy just after a patch under queued launches of the
+ * same module or a phase's switch, in 7 of 41 runs without this wait and
+ * 1 of 29 with it (H100s; the cause is still open:
+ * docs/results/2026-12-06-switch-settle.md).  It costs 2-4 ms a window
+ * there. */
 static void settle(const CUcontext *ctxs, int n)
 {
 	const struct nt_cuda *cu = nt_san_cuda();

@@ -11,7 +11,9 @@
 #                     never off)
 #   shadow-blocking   shadow with CUDA_LAUNCH_BLOCKING=1 (where it fails)
 # Each run: rc, whether it failed, the summary's last lines, the trace's meta;
-# where block copies failed (from call 5 on), the launches around the first.
+# where block copies failed (from call 5 on), the launches around the first;
+# from session 38's switch-settle call 3 on, the meta's settles and
+# switch_overlaps (None before).
 #   B=build/dev sh docs/results/2026-12-06-shadow-default/run.sh
 RO=${OUT:-/tmp/out}
 W=/tmp/D
@@ -38,7 +40,7 @@ import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
 print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "graph_execs_shadowed",
-                             "graph_execs_twinned", "dark_spans")},
+                             "graph_execs_twinned", "dark_spans", "settles", "switch_overlaps")},
       "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
 # where copies began to fail: the first such drop, and what ran just before it
 first = db.execute("select min(launch) from drops where reason like '%could not be copied%'").fetchone()[0]

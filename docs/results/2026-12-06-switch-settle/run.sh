@@ -14,7 +14,12 @@
 # checks named in $ONLY (interposer.sh).
 #   B=build/dev sh docs/results/2026-12-06-switch-settle/run.sh
 # call 1: B=build/slim R=6 PR=8 (before TV=: new-update new-shadow)
-# call 2: B=build/slim R=0 PR=12 TV="old-update new-update"
+# call 2 (new: the shadow route the default): B=build/slim R=0 PR=5
+#   TV="old-update new-update new-shadow" CHECK_LIMIT=150 ONLY="switch-under-queue
+#   graph-late-patch graph-tail-close graph-twins graph-update graph-shadow
+#   pytorch-cuda-graphs-default train-graphs-dark"
+# call 3 (new: the update route the default, launches begun during another
+# thread's switch counted): B=build/slim R=0 PR=10 TV="new-update new-shadow"
 RO=${OUT:-/tmp/out}
 W=/tmp/S
 rm -rf $W && mkdir -p $W
@@ -62,8 +67,9 @@ for r in $(seq ${PR:-8}); do
 	done
 done
 grep -E '^== ' $W/torch-diag.log
+tar czf $RO/settle.tgz --exclude='*.sqlite' --exclude='t' --exclude='checks' -C /tmp S	# (again below)
 if [ -n "${ONLY:-}" ]; then
-	BUILD=$B CHECK_LIMIT=300 sh tests/gpu/interposer.sh $W/checks >$W/checks.log 2>&1
+	BUILD=$B CHECK_LIMIT=${CHECK_LIMIT:-300} sh tests/gpu/interposer.sh $W/checks >$W/checks.log 2>&1
 	grep -E '^(ok|FAIL)' $W/checks.log
 fi
 tar czf $RO/settle.tgz --exclude='*.sqlite' --exclude='t' --exclude='checks' -C /tmp S
