@@ -562,6 +562,13 @@ void nt_collector_twin_pointed(int shadow)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_switch_overlap(void)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.switch_overlaps++;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_room_wait(int in_callback, double seconds)
 {
 	pthread_mutex_lock(&col.lock);

@@ -126,6 +126,9 @@ uint64_t nt_collector_seen(void);
 void nt_collector_switched(int patch, double seconds);
 /* A wait for the GPU's work before a batch of switches, and its time. */
 void nt_collector_settled(double seconds);
+/* A launch or graph launch began while another thread was switching
+ * modules (it makes no sanitizer call). */
+void nt_collector_switch_overlap(void);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

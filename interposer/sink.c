@@ -659,6 +659,7 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_seconds(s, "unpatch_s", run->unpatch_s);
 	set_u64(s, "settles", run->settles);
 	set_seconds(s, "settle_s", run->settle_s);
+	set_u64(s, "switch_overlaps", run->switch_overlaps);
 	set_u64(s, "callbacks", run->callbacks);
 	set_seconds(s, "callback_s", run->callback_ns / 1e9);
 	set_u64(s, "launch_callbacks", run->launch_callbacks);

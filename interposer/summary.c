@@ -95,6 +95,10 @@ void nt_summary_print(FILE *f, const struct nt_summary *s)
 				   "launches then ran with no callback and are not in the count above\n",
 				run->dark_s, run->dark_spans, run->dark_spans == 1 ? "" : "s",
 				run->dark_at_exit ? ", the last until exit" : "");
+		if (run->switch_overlaps)
+			fprintf(f, "nucatrace: %" PRIu64 " launch%s began while another thread was patching or "
+				   "unpatching modules (no data given: docs/limits.md)\n", run->switch_overlaps,
+				run->switch_overlaps == 1 ? "" : "es");
 		if (run->room_waits)
 			fprintf(f, "nucatrace: %" PRIu64 " launch%s waited %.3f s in all for block record space "
 				   "(%" PRIu64 " inside %s launch callback)\n", run->room_waits,

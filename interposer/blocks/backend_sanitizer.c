@@ -1015,7 +1015,10 @@ static void on_launch_begin(const struct nt_san_launch_data *d)
 	if (flags & NT_SAMPLE_CLOSE)
 		nt_inflight_want_close(&inflight);
 	if (tl.closing) {
-		/* Another thread is switching modules: no sanitizer call now. */
+		/* Another thread is switching modules: no sanitizer call now
+		 * (counted: a launch of a module patched before the driver
+		 * queues it would run patched code with no data set) */
+		nt_collector_switch_overlap();
 		if (flags & NT_SAMPLE_TRACE)
 			nt_collector_dropped(seq, &l, "another thread was patching or unpatching modules");
 		return;
@@ -1340,6 +1343,7 @@ static void on_graph_node(const struct nt_san_graph_node_data *g)
 		nt_inflight_want_close(&inflight);	/* done as a later launch enters the driver */
 	if (tl.closing) {
 		/* begun during another thread's switch: no sanitizer call */
+		nt_collector_switch_overlap();
 		if (flags & NT_SAMPLE_TRACE)
 			nt_collector_dropped(seq, &l, "another thread was patching or unpatching modules");
 		return;

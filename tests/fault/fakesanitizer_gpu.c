@@ -54,9 +54,10 @@
  *
  * A launch that ran is still counted as queued on its module until the
  * device's work is waited for (cuCtxSynchronize: fakegpu_device_idle):
- * a patch of a module with launches queued is counted (PyTorch's training
- * step ran into "misaligned address" after such patches on GPU-23c3dafc,
- * session 38).  An unpatch waits for the work queued before it (below),
+ * a patch of a module with launches queued is counted (not known to be
+ * safe: PyTorch's training step ran into "misaligned address" just after
+ * such patches on H100s, session 38, and less often once the interposer
+ * waited first).  An unpatch waits for the work queued before it (below),
  * so it is not.
  *
  * With FAKESANITIZER_GRAPH_NO_END=N the N-th graph launch (from 1) has
@@ -114,6 +115,7 @@ static struct {
 	long waits;		/* sanitizerStreamSynchronize calls */
 	long children;		/* grids launched from the device */
 	long no_data_set;	/* patched graph node launches whose data was never set */
+	long plain_no_data;	/* patched plain launches given no data in their callbacks */
 	unsigned char fset[MAX_IDS];	/* by function: its data ever set */
 	/* what the subscriber enabled, whole domains and single
 	 * callbacks: only those come, as on the GPU */
@@ -699,6 +701,7 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
+	g.plain_no_data += !launch.set && !g.fset[id_of((void *)func)] && g.patched[id_of((void *)mod)];
 	pthread_mutex_unlock(&g.lock);
 	run(id_of((void *)mod), data, d.gridId, grid, block);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_END, &d);
@@ -1027,12 +1030,15 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	if (g.broken_runs)
 		printf("fake gpu: %ld graph node launches ran a module patched after their exec was made (broken "
 		       "on the H200: illegal instruction, or another kernel's code)\n", g.broken_runs);
+	if (g.plain_no_data)
+		printf("fake gpu: %ld launches ran patched code with no data set in their callbacks (the "
+		       "Sanitizer's data then is not known to be NULL on the GPU)\n", g.plain_no_data);
 	if (g.no_data_set)
 		printf("fake gpu: %ld graph node launches ran patched code with no data ever set (a fault on "
 		       "the H200)\n", g.no_data_set);
 	if (g.queued_patches)
-		printf("fake gpu: %ld module patches with launches of the module queued (\"misaligned address\" "
-		       "now and then on the GPU)\n", g.queued_patches);
+		printf("fake gpu: %ld module patches with launches of the module queued (not known to be "
+		       "safe on the GPU)\n", g.queued_patches);
 	if (lock_waits)
 		printf("fake gpu: %ld calls waited a second or more for the driver's lock (another thread's "
 		       "launch callbacks)\n", lock_waits);
