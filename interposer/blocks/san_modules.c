@@ -169,6 +169,19 @@ int nt_san_any_wanted(void)
 	return __atomic_load_n(&n_wanted, __ATOMIC_RELAXED) > 0;
 }
 
+/* Room for a batch of n modules to switch and their contexts: 0, or -1
+ * with neither (nothing is switched without its wait). */
+static int batch_alloc(int n, CUmodule **mods, CUcontext **ctxs)
+{
+	*mods = n > 0 ? malloc((size_t)n * sizeof(**mods)) : NULL;
+	*ctxs = *mods ? malloc((size_t)n * sizeof(**ctxs)) : NULL;
+	if (*ctxs)
+		return 0;
+	free(*mods);
+	*mods = NULL;
+	return -1;
+}
+
 /* Note ms's context among the n in ctxs, room for one per module
  * (nt_san.lock held). */
 static void note_ctx(CUcontext *ctxs, int *n, const struct mod_state *ms)
@@ -215,12 +228,7 @@ void nt_san_patch_wanted(void)
 	int n = 0, nc = 0;
 
 	pthread_mutex_lock(&nt_san.lock);
-	if (n_wanted > 0 && (mods = malloc((size_t)n_wanted * sizeof(*mods))) &&
-	    !(ctxs = malloc((size_t)n_wanted * sizeof(*ctxs)))) {
-		free(mods);
-		mods = NULL;	/* nothing is patched without its wait */
-	}
-	if (mods)
+	if (!batch_alloc(n_wanted, &mods, &ctxs))
 		HASH_ITER(hh, modules, ms, tmp)
 			if (ms->wanted && n < n_wanted) {
 				mods[n++] = ms->mod;
@@ -371,12 +379,7 @@ int nt_san_unpatch_all(void)
 	if (pthread_mutex_trylock(&patching))
 		return -1;
 	pthread_mutex_lock(&nt_san.lock);
-	if (n_patched && (mods = malloc((size_t)n_patched * sizeof(*mods))) &&
-	    !(ctxs = malloc((size_t)n_patched * sizeof(*ctxs)))) {
-		free(mods);
-		mods = NULL;
-	}
-	if (mods)
+	if (!batch_alloc(n_patched, &mods, &ctxs))
 		HASH_ITER(hh, modules, ms, tmp)
 			if (ms->patched) {
 				mods[n++] = ms->mod;

@@ -55,18 +55,28 @@
 #include <string.h>
 #include <time.h>
 
+/* A function of the simulated GPU's sanitizer (fakesanitizer_gpu.c), or
+ * NULL when it is not loaded.  The handle is closed at once: the
+ * interposer that loaded the library keeps it loaded. */
+static void *sanitizer_fn(const char *name)
+{
+	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
+	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	void *f = h ? dlsym(h, name) : NULL;
+
+	if (h)
+		dlclose(h);
+	return f;
+}
+
 /* A call that waited for ever on the H200 when made in a launch's
  * callbacks (fakesanitizer_gpu.c's fakegpu_in_launch): abort, as the
  * simulated GPU's sanitizer does. */
 static void hangs_in_launch(const char *what)
 {
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
-	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	int (*in_launch)(void) = h ? (int (*)(void))dlsym(h, "fakegpu_in_launch") : NULL;
+	int (*in_launch)(void) = (int (*)(void))sanitizer_fn("fakegpu_in_launch");
 	int in = in_launch && in_launch();
 
-	if (h)
-		dlclose(h);
 	if (!in)
 		return;
 	fprintf(stderr, "fake cuda: %s called in a launch's callbacks (hangs on a real GPU)\n", what);
@@ -314,14 +324,10 @@ CUresult cuEventRecord(CUevent e, CUstream s)
  * held by a thread in a launch's callbacks. */
 static void driver_lock(const char *what, int take)
 {
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
-	void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	void (*lock)(const char *, int) = h ? (void (*)(const char *, int))dlsym(h, "fakegpu_driver_lock") : NULL;
+	void (*lock)(const char *, int) = (void (*)(const char *, int))sanitizer_fn("fakegpu_driver_lock");
 
 	if (lock)
 		lock(what, take);
-	if (h)
-		dlclose(h);
 }
 
 CUresult cuEventQuery(CUevent e)
@@ -650,18 +656,13 @@ static void __attribute__((destructor)) syncs_said(void)
 
 CUresult cuCtxSynchronize(void)
 {
-	const char *lib = getenv("NUCATRACE_SANITIZER_LIB");
-	void *h;
 	void (*idle)(void);
 
 	if (!gpu())
 		return no();
 	__atomic_add_fetch(&ctx_syncs, 1, __ATOMIC_RELAXED);
-	if ((h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL)) {
-		if ((idle = (void (*)(void))dlsym(h, "fakegpu_device_idle")))
-			idle();
-		dlclose(h);
-	}
+	if ((idle = (void (*)(void))sanitizer_fn("fakegpu_device_idle")))
+		idle();
 	return CUDA_SUCCESS;
 }
 

@@ -65,9 +65,10 @@ check device-reset-natives traced reset-first first=2 1 "$B/tests/gpu/reset"
 check every-retry traced every every=7 1 "$B/tests/gpu/reset"
 # Switches under queued launches (switch_race.cu): every=10 opens and
 # closes a window every few rounds, its module patched and unpatched at a
-# launch's entry while the GPU still runs earlier launches of it (PyTorch's
-# training step ran into "misaligned address" so, session 38); the output
-# exact, and a wait for the GPU before every switch
+# launch's entry while the GPU still runs earlier launches of it (not known
+# to be safe: PyTorch's training step ran into "misaligned address" just
+# after such switches, session 38); the output exact, and a wait for the
+# GPU before every switch
 switch_race() {
 	with_opts '^checksum|^mismatches' '' traced switchrace every=10 1 "$B/tests/gpu/switch_race" || return 1
 	python3 - "$W"/switchrace/*.sqlite <<'PY'
