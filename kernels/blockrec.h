@@ -70,7 +70,11 @@ struct nt_entry_rec {
 
 struct nt_node_entry;
 
+/* Every descriptor the host makes carries it (below: nt_desc_ours). */
+#define NT_DESC_MAGIC 0x4e54444553430001ull	/* "NTDESC", 1 */
+
 struct nt_launch_desc {
+	unsigned long long magic;		/* NT_DESC_MAGIC */
 	struct nt_blk_scratch *scratch;		/* [blocks], device memory */
 	struct nt_block_rec *rec;		/* [blocks], pinned host memory */
 	unsigned int threads;			/* threads per block */
@@ -140,15 +144,29 @@ NT_NODE_FN unsigned nt_node_slot(unsigned long long key, unsigned shift)
 	return (unsigned)((key * NT_NODE_HASH) >> shift);
 }
 
+/* 1 when d is read as a descriptor: aligned, and marked as the host
+ * marks its own.  A patched kernel is handed whatever data the Sanitizer
+ * holds for it where none was set (a graph node's, on the H200, a pointer
+ * that faulted with "misaligned address": session 12); the host sets
+ * data for every launch it can, and this keeps the callbacks from reading
+ * through any other pointer that leads to mapped memory (one that leads
+ * nowhere mapped still faults: nothing here can tell). */
+NT_NODE_FN int nt_desc_ours(const struct nt_launch_desc *d)
+{
+	return d && !((unsigned long long)d & 7) && d->magic == NT_DESC_MAGIC;
+}
+
 /* A launch's own descriptor, for a block of grid gridid given d: d
  * itself, or for a node table the descriptor it files under gridid + 1,
- * when that descriptor is gridid's; NULL: none. */
+ * when that descriptor is gridid's; NULL: none (or d is not ours). */
 NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc *d, unsigned long long gridid)
 {
 	unsigned long long key = gridid + 1;
 	unsigned mask, i;
 
-	if (d && d->nodes) {
+	if (!nt_desc_ours(d))
+		return 0;
+	if (d->nodes) {
 		mask = (unsigned)((1ull << (64 - d->node_shift)) - 1);
 		i = nt_node_slot(key, d->node_shift);
 		for (unsigned n = 0; n <= mask; n++, i = (i + 1) & mask) {
@@ -159,7 +177,7 @@ NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc
 		}
 		d = d->nodes[i].key == key ? &d->nodes[i].desc : 0;
 	}
-	return d && d->grid == gridid ? d : 0;
+	return d && d->magic == NT_DESC_MAGIC && d->grid == gridid ? d : 0;
 }
 
 #endif

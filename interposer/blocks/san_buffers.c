@@ -199,6 +199,7 @@ void nt_san_context_destroyed(CUcontext ctx)
 static void fill_desc(struct nt_launch_desc *d, const struct nt_recrun *run, uint64_t grid, uint32_t blocks,
 		      uint32_t threads, uint32_t grid_x, uint32_t grid_y, unsigned tag, int on_device, uint32_t replays)
 {
+	d->magic = NT_DESC_MAGIC;
 	d->grid = grid;
 	d->scratch = run->scratch;
 	d->rec = on_device ? run->drec : run->rec;

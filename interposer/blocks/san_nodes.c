@@ -155,6 +155,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 			aux[j] = t->aux[i];
 		}
 	}
+	img->magic = NT_DESC_MAGIC;
 	img->node_shift = 64 - bits;
 	img->nodes = entries(dev);
 	memcpy(entries(img), host, n * sizeof(*host));
