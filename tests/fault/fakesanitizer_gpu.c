@@ -464,6 +464,19 @@ nt_san_result sanitizerGetStreamHandle(CUcontext ctx, CUstream stream, nt_san_st
  * of kernels/patch.cu, for a block of `threads` threads in one go). */
 static void run_children(long mod, const void *data, unsigned grid, unsigned threads);
 
+/* What a launch whose data was never set, for it or its function, is
+ * handed: not NULL (on the H200 a graph node's pointer faulted with
+ * "misaligned address", session 12, run 4) but a misaligned pointer into
+ * bytes that are no descriptor, which the callbacks must not read through
+ * (kernels/blockrec.h nt_desc_ours). */
+static const void *unset_data(void)
+{
+	static unsigned char junk[256];
+
+	memset(junk, 0xa5, sizeof(junk));
+	return junk + 3;
+}
+
 static void run(long mod, const void *data, unsigned long long gridid, unsigned grid, unsigned threads)
 {
 	const struct nt_launch_desc *d = nt_node_find(data, gridid);
@@ -700,7 +713,7 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	pthread_mutex_lock(&driver_lock);
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
-	data = launch.set ? launch.data : g.fdata[id_of((void *)func)];
+	data = launch.set ? launch.data : g.fset[id_of((void *)func)] ? g.fdata[id_of((void *)func)] : unset_data();
 	g.plain_no_data += !launch.set && !g.fset[id_of((void *)func)] && g.patched[id_of((void *)mod)];
 	pthread_mutex_unlock(&g.lock);
 	run(id_of((void *)mod), data, d.gridId, grid, block);
@@ -939,7 +952,7 @@ __attribute__((visibility("default"))) void fakegpu_graph(long ctx, long exec, i
 	 * none. */
 	pthread_mutex_lock(&g.lock);
 	for (int i = 0; i < n && i < MAX_NODES; i++) {
-		data[i] = g.fdata[id_of((void *)funcs[i])];
+		data[i] = g.fset[id_of((void *)funcs[i])] ? g.fdata[id_of((void *)funcs[i])] : unset_data();
 		if (!set[i] && !g.fset[id_of((void *)funcs[i])] && g.patched[id_of((void *)mods[i])])
 			g.no_data_set++;
 		if (i < MAX_EXEC_NODES && g.exec_code[id_of((void *)exec)][i] != g.patch_count[id_of((void *)mods[i])])
