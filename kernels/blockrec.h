@@ -175,9 +175,9 @@ NT_NODE_FN const struct nt_launch_desc *nt_node_find(const struct nt_launch_desc
 			if (!k || k == key)
 				break;
 		}
-		d = d->nodes[i].key == key ? &d->nodes[i].desc : 0;
+		d = d->nodes[i].key == key && d->nodes[i].desc.magic == NT_DESC_MAGIC ? &d->nodes[i].desc : 0;
 	}
-	return d && d->magic == NT_DESC_MAGIC && d->grid == gridid ? d : 0;
+	return d && d->grid == gridid ? d : 0;
 }
 
 #endif
