@@ -188,17 +188,23 @@ void nt_san_nodes_exec_changed(CUgraphExec exec);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
 /* exec's handle now names another exec: the old one's tables go (their
- * device memory stays until the context goes: its last launch may still
- * read them). */
+ * device memory is retired: its last launch may still read them). */
 void nt_san_nodes_forget_exec(CUgraphExec exec);
+/* Tables' device blocks retired so far: a mark for nt_san_nodes_reclaim,
+ * taken before a wait for a context's work. */
+uint64_t nt_san_nodes_mark(void);
+/* Every launch of ctx queued before the mark was taken is done (the
+ * context waited for since): its blocks retired by then are freed. */
+void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark);
 /* A window's modules were unpatched: the entries let go of their runs
  * (each launch traced keeps its own reference; a node whose table is
  * handed out was traced, or its entry cleared, so no block writes into
  * a run let go).  The entries stay filed: a launch traces or clears them
  * before handing their table out again. */
 void nt_san_nodes_retire(void);
-/* exec is being destroyed: its entries let go of their runs (as at a
- * window's close; its launches traced keep theirs). */
+/* exec is being destroyed: its tables go, their entries letting go of
+ * their runs (as at a window's close; its launches traced keep theirs),
+ * their device memory retired. */
 void nt_san_nodes_exec_gone(CUgraphExec exec);
 /* A child after fork(). */
 void nt_san_nodes_reset(void);

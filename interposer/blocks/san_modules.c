@@ -201,19 +201,23 @@ static void note_ctx(CUcontext *ctxs, int *n, const struct mod_state *ms)
  * same module or a phase's switch, in 7 of 41 runs without this wait and
  * 1 of 29 with it (H100s; the cause is still open:
  * docs/results/2026-12-06-switch-settle.md).  It costs 2-4 ms a window
- * there. */
+ * there.  Graph node tables retired before it are then freed
+ * (san_nodes.c). */
 static void settle(const CUcontext *ctxs, int n)
 {
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUcontext cur = NULL;
 	double t0 = nt_now_s();
+	uint64_t mark = nt_san_nodes_mark();
 
 	if (!cu || !n || cu->cuCtxGetCurrent(&cur))
 		return;
 	for (int i = 0; i < n; i++) {
 		if (ctxs[i] != cur && cu->cuCtxSetCurrent(ctxs[i]))
 			continue;
-		cu->cuCtxSynchronize();	/* an error here is the program's: its next call sees it */
+		/* an error here is the program's: its next call sees it */
+		if (!cu->cuCtxSynchronize())
+			nt_san_nodes_reclaim(ctxs[i], mark);	/* node tables no launch reads now */
 	}
 	if (n > 1 || ctxs[0] != cur)
 		cu->cuCtxSetCurrent(cur);

@@ -53,8 +53,15 @@
  * backend's graph_lock); the mutex guards the tables against
  * nt_san_nodes_forget and is not held while waiting for the stream.  A
  * table grows (doubles, half full at most) into a new block; the old one
- * may still be read by a launch on the GPU, so it is freed only with its
- * context.
+ * may still be read by a launch on the GPU, and so may the block of a
+ * table forgotten (its exec destroyed, or its handle taken by a new
+ * exec): such a block is retired, handed to no launch again, and freed
+ * once the device is known to have finished every launch queued before
+ * it was retired, when its context is waited for before a module switch
+ * (san_modules.c settle: nt_san_nodes_mark, nt_san_nodes_reclaim), or
+ * with its context.  Before session 40 they were all kept until the
+ * context went, and a long run of windows, each with shadow execs of its
+ * own, could fill NUCATRACE_GRAPH_TABLES.
  */
 #include "san.h"
 
@@ -72,6 +79,7 @@ struct block {
 	CUcontext ctx;
 	void *dev;
 	size_t size;
+	uint64_t retired;	/* retire_clock when it was retired; 0: a table's */
 	struct block *next;
 };
 
@@ -106,6 +114,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct table *tables;
 static struct block *blocks;	/* every device block made, for nt_san_nodes_forget */
 static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
+static uint64_t retire_clock;	/* blocks retired so far */
 
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
@@ -128,6 +137,17 @@ static unsigned find(const struct nt_node_entry *host, unsigned bits, uint64_t k
 	return i;
 }
 
+/* The block at dev is handed to no launch again (mutex held). */
+static void retire(const void *dev)
+{
+	for (struct block *b = blocks; dev && b; b = b->next) {
+		if (b->dev == dev) {
+			b->retired = ++retire_clock;
+			return;
+		}
+	}
+}
+
 /* A new device block of 2^bits entries holding t's keys and entries;
  * copied on stream.  0, or -1 with *why set. */
 static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char **why)
@@ -141,7 +161,8 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	*why = "out of memory";
 	if (bytes + size > (size_t)nt_san.cfg.graph_tables_mib << 20) {
 		*why = "graph node tables full (NUCATRACE_GRAPH_TABLES MiB; those of destroyed graph execs "
-		       "are kept until their context goes)";
+		       "are freed only when the device is waited for at a window's open or close, or with "
+		       "their context)";
 		return -1;
 	}
 	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(aux = calloc(n, sizeof(*aux))) ||
@@ -166,6 +187,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	free(img);
 	free(t->host);
 	free(t->aux);
+	retire(t->dev);
 	t->host = host;
 	t->aux = aux;
 	t->bits = bits;
@@ -240,11 +262,12 @@ static void unhold_all(struct table *t)
 }
 
 /* t out of the tables and freed, its runs let go (mutex held; its device
- * block stays in `blocks`). */
+ * block retired). */
 static void table_free(struct table *t)
 {
 	HASH_DEL(tables, t);
 	unhold_all(t);
+	retire(t->dev);
 	free(t->host);
 	free(t->aux);
 	free(t);
@@ -484,9 +507,36 @@ void nt_san_nodes_exec_gone(CUgraphExec exec)
 
 	pthread_mutex_lock(&lock);
 	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.exec == exec) {
-			unhold_all(t);
-			t->changed = 1;	/* (its handle may come back for another exec) */
+		if (t->key.exec == exec)
+			table_free(t);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+uint64_t nt_san_nodes_mark(void)
+{
+	uint64_t m;
+
+	pthread_mutex_lock(&lock);
+	m = retire_clock;
+	pthread_mutex_unlock(&lock);
+	return m;
+}
+
+void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
+{
+	struct block **p = &blocks;
+
+	pthread_mutex_lock(&lock);
+	while (*p) {
+		struct block *b = *p;
+
+		if (b->ctx == ctx && b->retired && b->retired <= mark && !nt_san.sanitizerFree(ctx, b->dev)) {
+			*p = b->next;
+			bytes -= b->size;
+			free(b);
+		} else {
+			p = &b->next;
 		}
 	}
 	pthread_mutex_unlock(&lock);
