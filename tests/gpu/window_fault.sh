@@ -10,7 +10,8 @@
 # faulting warp, its registers (our callback reading its data, or the
 # program's code?).  $PR rounds (10) of the variants $TV (default
 # old-update oldguard-update guard-update), one run each, interleaved:
-# BUILD-ROUTE, ROUTE the graph route (NUCATRACE_GRAPH_ROUTE), BUILD the
+# BUILD-ROUTE[-BLOCKS], ROUTE the graph route (NUCATRACE_GRAPH_ROUTE),
+# BLOCKS the patch sites (NUCATRACE_BLOCKS, default mixed), BUILD the
 # stripped build (nucatrace, libnucatrace.so) in $B/BUILD, or $B for head;
 # session 39 made, in build/slim:
 #   head      2c64b24: a wait for the device before switches
@@ -37,10 +38,13 @@ for r in $(seq ${PR:-10}); do
 	for v in ${TV:-old-update oldguard-update guard-update}; do
 		b=$B/${v%%-*}
 		[ ${v%%-*} = head ] && b=$B
+		rb=${v#*-}	# ROUTE or ROUTE-BLOCKS (NUCATRACE_BLOCKS; default mixed)
+		bl=mixed
+		[ "$rb" = "${rb%-*}" ] || bl=${rb#*-}
 		rm -rf $W/t && mkdir -p $W/t
 		t0=$(date +%s)
 		CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 \
-		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v NUCATRACE_GRAPH_ROUTE=${v#*-} \
+		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
 		timeout 200 $b/nucatrace run --no-calibrate --sample all,window=1000,skip=1000,budget=1 \
 			--output-dir $W/t -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 >$W/t/out 2>$W/t/err
 		rc=$?
