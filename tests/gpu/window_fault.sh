@@ -1,6 +1,7 @@
 #!/bin/sh
 # Where does the window fault happen?  (issue 33; written in session 39,
-# 2026-12-06, not yet run: no GPU could be had.)  PyTorch's captured step
+# run in session 40: docs/results/2026-12-07-window-fault.md, where no
+# failed run wrote a core dump.)  PyTorch's captured step
 # (tests/gpu/progs/torch_train.py --graphs --steps 10) under a window in
 # its warm-up (all,window=1000,skip=1000,budget=1, interposer.sh's policy)
 # dies now and then with "misaligned address", under either graph route
