@@ -107,6 +107,7 @@ struct table {
 	struct nt_node_entry *host;	/* what the device block holds */
 	struct aux *aux;		/* [2^bits], beside host */
 	struct nt_launch_desc *dev;	/* NULL: none yet */
+	struct block *blk;		/* ... its block in `blocks` */
 	UT_hash_handle hh;
 };
 
@@ -137,15 +138,12 @@ static unsigned find(const struct nt_node_entry *host, unsigned bits, uint64_t k
 	return i;
 }
 
-/* The block at dev is handed to no launch again (mutex held). */
-static void retire(const void *dev)
+/* t's block is handed to no launch again (mutex held). */
+static void retire(struct table *t)
 {
-	for (struct block *b = blocks; dev && b; b = b->next) {
-		if (b->dev == dev) {
-			b->retired = ++retire_clock;
-			return;
-		}
-	}
+	if (t->blk)
+		t->blk->retired = ++retire_clock;
+	t->blk = NULL;
 }
 
 /* A new device block of 2^bits entries holding t's keys and entries;
@@ -187,11 +185,12 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	free(img);
 	free(t->host);
 	free(t->aux);
-	retire(t->dev);
+	retire(t);
 	t->host = host;
 	t->aux = aux;
 	t->bits = bits;
 	t->dev = dev;
+	t->blk = b;
 	b->ctx = t->key.ctx;
 	b->dev = dev;
 	b->size = size;
@@ -267,7 +266,7 @@ static void table_free(struct table *t)
 {
 	HASH_DEL(tables, t);
 	unhold_all(t);
-	retire(t->dev);
+	retire(t);
 	free(t->host);
 	free(t->aux);
 	free(t);
@@ -523,23 +522,38 @@ uint64_t nt_san_nodes_mark(void)
 	return m;
 }
 
+/* Freed with the mutex let go (a free may wait like cudaFree, and a
+ * graph launch begun during a switch may take the mutex inside the
+ * driver); a block that cannot be freed goes back, retired. */
 void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
 {
-	struct block **p = &blocks;
+	struct block **p = &blocks, *gone = NULL, *b;
 
 	pthread_mutex_lock(&lock);
-	while (*p) {
-		struct block *b = *p;
-
-		if (b->ctx == ctx && b->retired && b->retired <= mark && !nt_san.sanitizerFree(ctx, b->dev)) {
+	while ((b = *p)) {
+		if (b->ctx == ctx && b->retired && b->retired <= mark) {
 			*p = b->next;
-			bytes -= b->size;
-			free(b);
+			b->next = gone;
+			gone = b;
 		} else {
 			p = &b->next;
 		}
 	}
 	pthread_mutex_unlock(&lock);
+	while ((b = gone)) {
+		gone = b->next;
+		if (!nt_san.sanitizerFree(ctx, b->dev)) {
+			pthread_mutex_lock(&lock);
+			bytes -= b->size;
+			pthread_mutex_unlock(&lock);
+			free(b);
+			continue;
+		}
+		pthread_mutex_lock(&lock);
+		b->next = blocks;
+		blocks = b;
+		pthread_mutex_unlock(&lock);
+	}
 }
 
 void nt_san_nodes_retire(void)
