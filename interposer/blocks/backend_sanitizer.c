@@ -621,7 +621,7 @@ static int on_exec_call(uint32_t cbid, const struct nt_san_api_data *d)
 		if (d->callbackSite == NT_SAN_API_ENTER && p) {
 			nt_san_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
 			nt_san_twin_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
-			nt_san_nodes_exec_gone(((const cuGraphExecDestroy_params *)p)->hGraphExec);
+			nt_san_nodes_forget_exec(((const cuGraphExecDestroy_params *)p)->hGraphExec);
 		}
 		return 1;
 	}

@@ -187,8 +187,10 @@ int nt_san_node_clear(CUcontext ctx, CUgraphExec exec, uint32_t launch, nt_san_s
 void nt_san_nodes_exec_changed(CUgraphExec exec);
 /* The context is going away: its tables and their device memory. */
 void nt_san_nodes_forget(CUcontext ctx);
-/* exec's handle now names another exec: the old one's tables go (their
- * device memory is retired: its last launch may still read them). */
+/* exec is being destroyed, or its handle now names another exec: the
+ * old one's tables go, their entries letting go of their runs (as at a
+ * window's close; its launches traced keep theirs), their device memory
+ * retired (its last launch may still read them). */
 void nt_san_nodes_forget_exec(CUgraphExec exec);
 /* Tables' device blocks retired so far: a mark for nt_san_nodes_reclaim,
  * taken before a wait for a context's work. */
@@ -202,10 +204,6 @@ void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark);
  * a run let go).  The entries stay filed: a launch traces or clears them
  * before handing their table out again. */
 void nt_san_nodes_retire(void);
-/* exec is being destroyed: its tables go, their entries letting go of
- * their runs (as at a window's close; its launches traced keep theirs),
- * their device memory retired. */
-void nt_san_nodes_exec_gone(CUgraphExec exec);
 /* A child after fork(). */
 void nt_san_nodes_reset(void);
 

@@ -208,10 +208,11 @@ static void settle(const CUcontext *ctxs, int n)
 	const struct nt_cuda *cu = nt_san_cuda();
 	CUcontext cur = NULL;
 	double t0 = nt_now_s();
-	uint64_t mark = nt_san_nodes_mark();
+	uint64_t mark;
 
 	if (!cu || !n || cu->cuCtxGetCurrent(&cur))
 		return;
+	mark = nt_san_nodes_mark();	/* before the waits */
 	for (int i = 0; i < n; i++) {
 		if (ctxs[i] != cur && cu->cuCtxSetCurrent(ctxs[i]))
 			continue;

@@ -500,18 +500,6 @@ void nt_san_nodes_forget_exec(CUgraphExec exec)
 	pthread_mutex_unlock(&lock);
 }
 
-void nt_san_nodes_exec_gone(CUgraphExec exec)
-{
-	struct table *t, *tmp;
-
-	pthread_mutex_lock(&lock);
-	HASH_ITER(hh, tables, t, tmp) {
-		if (t->key.exec == exec)
-			table_free(t);
-	}
-	pthread_mutex_unlock(&lock);
-}
-
 uint64_t nt_san_nodes_mark(void)
 {
 	uint64_t m;
