@@ -569,6 +569,15 @@ void nt_collector_switch_overlap(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_lazy_loaded(uint32_t functions, int patched)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.lazy_loads += functions;
+	if (patched)
+		col.run.lazy_into_patched += functions;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_room_wait(int in_callback, double seconds)
 {
 	pthread_mutex_lock(&col.lock);

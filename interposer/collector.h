@@ -129,6 +129,9 @@ void nt_collector_settled(double seconds);
 /* A launch or graph launch began while another thread was switching
  * modules (it makes no sanitizer call). */
 void nt_collector_switch_overlap(void);
+/* Functions loaded lazily (CUDA's default module loading), and of them
+ * those loaded into a module that was patched just then. */
+void nt_collector_lazy_loaded(uint32_t functions, int patched);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

@@ -30,6 +30,8 @@ struct nt_run_counts {
 	uint64_t settles;			/* waits for the GPU before switches ... */
 	double settle_s;			/* ... and their time */
 	uint64_t switch_overlaps;		/* launches begun during another thread's switch */
+	uint64_t lazy_loads;			/* blocks mode: functions loaded lazily ... */
+	uint64_t lazy_into_patched;		/* ... into a module patched then */
 	uint64_t modules;			/* blocks mode: module-load callbacks ... */
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */

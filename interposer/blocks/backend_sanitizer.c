@@ -1420,6 +1420,19 @@ static void on_module(const struct nt_san_module_data *d)
 	tl.slow_ns = slow0 + (uint64_t)(dt * 1e9);	/* a patch in it, once */
 }
 
+/* Functions of a module loaded lazily, at their first launch: counted,
+ * and those loaded into a patched module apart (the Sanitizer patches
+ * them as they load, inside that launch; meta lazy_into_patched). */
+static void on_lazy_loaded(const struct nt_san_lazy_data *d)
+{
+	int patched;
+
+	pthread_mutex_lock(&nt_san.lock);
+	patched = nt_san_module_patched(d->module);
+	pthread_mutex_unlock(&nt_san.lock);
+	nt_collector_lazy_loaded(d->numFunctions, patched);
+}
+
 static void on_module_unload(const struct nt_san_module_data *d)
 {
 	pthread_mutex_lock(&nt_san.lock);
@@ -1482,6 +1495,8 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 			on_module(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
 			on_module_unload(data);
+		else if (cbid == NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED)
+			on_lazy_loaded(data);
 		else if (cbid == NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			relax();
 			nt_san_context_destroyed(((const struct nt_san_context_data *)data)->context);
@@ -1648,6 +1663,9 @@ static int san_start(const struct nt_config *cfg, struct nt_err *err)
 	for (size_t i = 0; i < sizeof(resource_calls) / sizeof(resource_calls[0]); i++)
 		if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, resource_calls[i])))
 			goto fail;
+	/* Lazy loads, counted only: a Sanitizer without the callback is no
+	 * reason to stop. */
+	nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED);
 	/* Graph execs made, changed and destroyed, always (never dark: an
 	 * exec made meanwhile would go unseen; they come seldom). */
 	if ((r = nt_san.sanitizerEnableCallback(1, nt_san.sub, NT_SAN_CB_DOMAIN_GRAPHS,

@@ -8,6 +8,7 @@
  */
 #include "san.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,36 @@ static void settle(const CUcontext *ctxs, int n)
 	nt_collector_settled(nt_now_s() - t0);
 }
 
+/* NUCATRACE_LOAD_BEFORE_PATCH=1 (an experiment, issue 33): every
+ * function of a module is loaded before it is patched, so that none
+ * loads lazily into it while it is patched (the Sanitizer would patch it
+ * inside the launch that loads it).  Needs CUDA 12.4's cuFuncLoad. */
+static void load_all(CUmodule mod)
+{
+	static int want = -1;
+	static CUresult (*count_fn)(unsigned *, CUmodule);
+	static CUresult (*list_fn)(CUfunction *, unsigned, CUmodule);
+	static CUresult (*load_fn)(CUfunction);
+	const struct nt_cuda *cu;
+	CUfunction *fs;
+	unsigned n = 0;
+
+	if (want < 0) {
+		const char *v = getenv("NUCATRACE_LOAD_BEFORE_PATCH");
+
+		want = v && !strcmp(v, "1") && (cu = nt_san_cuda()) &&
+		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
+		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions")) &&
+		       (*(void **)&load_fn = dlsym(cu->handle, "cuFuncLoad"));
+	}
+	if (!want || count_fn(&n, mod) || !n || !(fs = malloc(n * sizeof(*fs))))
+		return;
+	if (!list_fn(fs, n, mod))
+		for (unsigned i = 0; i < n; i++)
+			load_fn(fs[i]);
+	free(fs);
+}
+
 void nt_san_patch_wanted(void)
 {
 	struct mod_state *ms, *tmp;
@@ -246,6 +277,7 @@ void nt_san_patch_wanted(void)
 	for (int i = 0; i < n; i++) {
 		const char *why = NULL;
 
+		load_all(mods[i]);
 		if (nt_san_patch(mods[i], &why) && !strcmp(why, BUSY)) {
 			pthread_mutex_lock(&nt_san.lock);
 			nt_san_want(mods[i]);	/* at a later launch */

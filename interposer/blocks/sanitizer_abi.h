@@ -43,6 +43,7 @@ typedef int nt_san_domain;	/* Sanitizer_CallbackDomain */
 #define NT_SAN_CBID_RESOURCE_CONTEXT_DESTROY_STARTING 4
 #define NT_SAN_CBID_RESOURCE_MODULE_LOADED 9
 #define NT_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING 10
+#define NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED 24
 
 /* Sanitizer_CallbackIdLaunch */
 #define NT_SAN_CBID_LAUNCH_BEGIN 1
@@ -124,6 +125,14 @@ struct nt_san_module_data {
 	size_t cubinSize;
 	const char *pCubin;
 	CUlibrary library;
+};
+
+/* Sanitizer_ResourceFunctionsLazyLoadedData */
+struct nt_san_lazy_data {
+	CUcontext context;
+	CUmodule module;
+	const CUfunction *functions;
+	uint32_t numFunctions;
 };
 
 /* Sanitizer_LaunchData */

@@ -106,6 +106,12 @@ FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, module);
 FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, cubinSize);
 FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, pCubin);
 FIELD(Sanitizer_ResourceModuleData, nt_san_module_data, library);
+SAME(SANITIZER_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED, NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED);
+SAME(sizeof(Sanitizer_ResourceFunctionsLazyLoadedData), sizeof(struct nt_san_lazy_data));
+FIELD(Sanitizer_ResourceFunctionsLazyLoadedData, nt_san_lazy_data, context);
+FIELD(Sanitizer_ResourceFunctionsLazyLoadedData, nt_san_lazy_data, module);
+FIELD(Sanitizer_ResourceFunctionsLazyLoadedData, nt_san_lazy_data, functions);
+FIELD(Sanitizer_ResourceFunctionsLazyLoadedData, nt_san_lazy_data, numFunctions);
 
 SAME(SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATING, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATING);
 SAME(SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED, NT_SAN_CBID_GRAPHS_GRAPHEXEC_CREATED);

@@ -9,7 +9,12 @@
 # light GPU core dump on an exception (CUDA_ENABLE_COREDUMP_ON_EXCEPTION)
 # and reads it with cuda-gdb: the kernel, the function and PC of the
 # faulting warp, its registers (our callback reading its data, or the
-# program's code?).  $PR rounds (10) of the variants $TV (default
+# program's code?).  A variant with :lb runs with CUDA_LAUNCH_BLOCKING=1,
+# every launch waited for (the launch that fails is then about the
+# trace's last); with :eager, CUDA_MODULE_LOADING=EAGER (no kernel loaded
+# lazily into a patched module); with :load, NUCATRACE_LOAD_BEFORE_PATCH=1
+# (the same, by loading a module's functions before it is patched).
+# $PR rounds (10) of the variants $TV (default
 # old-update oldguard-update guard-update), one run each, interleaved:
 # BUILD-ROUTE[-BLOCKS], ROUTE the graph route (NUCATRACE_GRAPH_ROUTE),
 # BLOCKS the patch sites (NUCATRACE_BLOCKS, default mixed), BUILD the
@@ -39,25 +44,33 @@ for r in $(seq ${PR:-10}); do
 	for v in ${TV:-old-update oldguard-update guard-update}; do
 		b=$B/${v%%-*}
 		[ ${v%%-*} = head ] && b=$B
-		rb=${v#*-}	# ROUTE or ROUTE-BLOCKS (NUCATRACE_BLOCKS; default mixed)
+		lb=0	# :lb, CUDA_LAUNCH_BLOCKING=1 (every launch waited for)
+		ml=LAZY	# :eager, CUDA_MODULE_LOADING=EAGER (every kernel loaded at the start)
+		case $v in *:lb*) lb=1 ;; esac
+		case $v in *:eager*) ml=EAGER ;; esac
+		lp=0	# :load, NUCATRACE_LOAD_BEFORE_PATCH=1 (a module's functions loaded before it is patched)
+		case $v in *:load*) lp=1 ;; esac
+		rb=${v%%:*}
+		rb=${rb#*-}	# ROUTE or ROUTE-BLOCKS (NUCATRACE_BLOCKS; default mixed)
 		bl=mixed
 		[ "$rb" = "${rb%-*}" ] || bl=${rb#*-}
 		rm -rf $W/t && mkdir -p $W/t
 		t0=$(date +%s)
 		CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 \
-		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
+		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v CUDA_LAUNCH_BLOCKING=$lb CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
 		timeout 200 $b/nucatrace run --no-calibrate --sample all,window=1000,skip=1000,budget=1 \
 			--output-dir $W/t -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 >$W/t/out 2>$W/t/err
 		rc=$?
 		{
 			echo "== $r $v rc=$rc $(($(date +%s) - t0)) s; last: $(grep -E "^step [0-9]+ loss" $W/t/out | tail -n 1)"
 			grep -E -m3 'CUDA error|Error' $W/t/err
+			[ $rc = 0 ] || grep -E -A1 '^  File ' $W/t/err | tail -n 8
 			grep -E 'sampling window|callbacks off|graph exec|dropped, by|waits for the GPU|another thread' $W/t/err
 			python3 - $W/t/*.sqlite <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps")},
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps", "lazy_loads", "lazy_into_patched")},
       "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
 first = db.execute("select min(launch) from drops where reason like '%could not be copied%'").fetchone()[0]
 if first is not None:
@@ -68,6 +81,10 @@ if first is not None:
     for row in db.execute("select launch, kernel, grid_x, stream, graph, traced, entry_only from launches "
                           "where launch between ? and ? order by launch", (first - 12, first + 2)):
         print("  launch", row[0], *row[2:], name(row[1]))
+if first is not None:	# under CUDA_LAUNCH_BLOCKING the failing launch is about the last
+    for row in db.execute("select launch, kernel, grid_x, stream, traced, entry_only from launches "
+                          "order by launch desc limit 4"):
+        print("  last launch", row[0], *row[2:], name(row[1]))
 PY
 			for c in $W/cores/core.$r.$v*; do
 				[ -f "$c" ] || continue
