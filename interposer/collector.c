@@ -569,12 +569,22 @@ void nt_collector_switch_overlap(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
-void nt_collector_lazy_loaded(uint32_t functions, int patched)
+void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only)
 {
+	char *at = col.run.lazy_into_patched_at;
+	size_t len;
+
 	pthread_mutex_lock(&col.lock);
 	col.run.lazy_loads += functions;
-	if (patched)
+	if (patched) {
 		col.run.lazy_into_patched += functions;
+		len = strlen(at);
+		/* where: launches seen so far, the module's patch sites, how many */
+		if (len + 48 < sizeof(col.run.lazy_into_patched_at))
+			snprintf(at + len, sizeof(col.run.lazy_into_patched_at) - len, "%s%llu %s %u",
+				 len ? "; " : "", (unsigned long long)nt_collector_seen(), entry_only ? "entry" : "both",
+				 functions);
+	}
 	pthread_mutex_unlock(&col.lock);
 }
 

@@ -130,8 +130,9 @@ void nt_collector_settled(double seconds);
  * modules (it makes no sanitizer call). */
 void nt_collector_switch_overlap(void);
 /* Functions loaded lazily (CUDA's default module loading), and of them
- * those loaded into a module that was patched just then. */
-void nt_collector_lazy_loaded(uint32_t functions, int patched);
+ * those loaded into a module that was patched just then (entry_only:
+ * with the entry site alone), where (meta lazy_into_patched_at). */
+void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

@@ -1425,12 +1425,13 @@ static void on_module(const struct nt_san_module_data *d)
  * them as they load, inside that launch; meta lazy_into_patched). */
 static void on_lazy_loaded(const struct nt_san_lazy_data *d)
 {
-	int patched;
+	int patched, entry_only;
 
 	pthread_mutex_lock(&nt_san.lock);
 	patched = nt_san_module_patched(d->module);
+	entry_only = patched && nt_san_module_entry_only(d->module);
 	pthread_mutex_unlock(&nt_san.lock);
-	nt_collector_lazy_loaded(d->numFunctions, patched);
+	nt_collector_lazy_loaded(d->numFunctions, patched, entry_only);
 }
 
 static void on_module_unload(const struct nt_san_module_data *d)

@@ -708,9 +708,14 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel, &api);
 	launch_data(&d, ctx, mod, func, name, grid, block, stream);
 	launch.set = 0;
-	first_launch(func);
 	launch.loading = 1;	/* any launch's callbacks (session 12, runs 5 and 8) */
 	pthread_mutex_lock(&driver_lock);
+	if (first_launch(func)) {	/* CUDA's lazy loading: the function's code loads now */
+		CUfunction f = (CUfunction)func;
+		struct nt_san_lazy_data ld = { (CUcontext)ctx, (CUmodule)mod, &f, 1 };
+
+		call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED, &ld);
+	}
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fset[id_of((void *)func)] ? g.fdata[id_of((void *)func)] : unset_data();

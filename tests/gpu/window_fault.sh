@@ -70,7 +70,7 @@ for r in $(seq ${PR:-10}); do
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps", "lazy_loads", "lazy_into_patched")},
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps", "lazy_loads", "lazy_into_patched", "lazy_into_patched_at")},
       "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
 first = db.execute("select min(launch) from drops where reason like '%could not be copied%'").fetchone()[0]
 if first is not None:
