@@ -161,3 +161,17 @@ extern "C" __device__ __noinline__ nt_patch_result nt_block_enter_only(void *use
 		     "l"(NT_ENTRY_WORD(tag, c)), "l"(NT_ENTRY_WORD(tag, NT_ENTRY_SM_C(smid(), c))) : "memory");
 	return 0;
 }
+
+// Callbacks that do nothing, patched instead of the above under
+// NUCATRACE_PATCH_NULL=1 (an experiment, issue 33: does a fault under
+// instrumentation come from these callbacks' memory accesses, or from
+// the patching itself?).  No record is written.
+extern "C" __device__ __noinline__ nt_patch_result nt_block_enter_null(void *userdata, u64 pc)
+{
+	return 0;
+}
+
+extern "C" __device__ __noinline__ nt_patch_result nt_block_exit_null(void *userdata, u64 pc)
+{
+	return 0;
+}

@@ -353,11 +353,26 @@ static int context_ready(CUcontext ctx)
 	return cp && cp->added;
 }
 
+/* NUCATRACE_PATCH_NULL=1 (an experiment, issue 33): the sites patched
+ * as ever, with callbacks that do nothing (kernels/patch.cu); nothing is
+ * recorded. */
+static int null_callbacks(void)
+{
+	static int null = -1;
+
+	if (null < 0) {
+		const char *v = getenv("NUCATRACE_PATCH_NULL");
+
+		null = v && !strcmp(v, "1");
+	}
+	return null;
+}
+
 int nt_san_patch(CUmodule mod, const char **why)
 {
 	struct mod_state *ms;
 	nt_san_result r;
-	int patched, entry = nt_collector_entry_phase();
+	int patched, entry = nt_collector_entry_phase(), null = null_callbacks();
 	double t0;
 
 	if (pthread_mutex_trylock(&patching)) {
@@ -378,9 +393,12 @@ int nt_san_patch(CUmodule mod, const char **why)
 	 * ran no callback on the H200 (windows after the first recorded
 	 * nothing). */
 	if (entry)	/* the entry site alone (kernels/blockrec.h) */
-		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter_only");
-	else if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod, "nt_block_enter")))
-		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod, "nt_block_exit");
+		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod,
+						      null ? "nt_block_enter_null" : "nt_block_enter_only");
+	else if (!(r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_ENTER, mod,
+							     null ? "nt_block_enter_null" : "nt_block_enter")))
+		r = nt_san.sanitizerPatchInstructions(NT_SAN_INSTRUCTION_BLOCK_EXIT, mod,
+						      null ? "nt_block_exit_null" : "nt_block_exit");
 	if (!r)
 		r = nt_san.sanitizerPatchModule(mod);
 	pthread_mutex_lock(&nt_san.lock);

@@ -86,6 +86,7 @@
 #define MAX_IDS 4096
 #define MAX_EXEC_NODES 8	/* of an exec's nodes, those whose code is checked */
 #define ENTRY_ONLY 4	/* instr: the entry site runs nt_block_enter_only */
+#define NULL_CB 8	/* instr: callbacks that do nothing (NUCATRACE_PATCH_NULL) */
 
 static struct {
 	pthread_mutex_t lock;
@@ -109,7 +110,7 @@ static struct {
 	long broken_runs;	/* graph node launches of a module patched after their exec was made */
 	long exec_sets;		/* execs' nodes set by the driver for the interposer (cuGraphExecUpdate) */
 	unsigned long long clock;
-	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs;
+	long patches, unpatches, native_runs, patched_runs, recorded_runs, silent_runs, null_runs;
 	long blocks, beyond;
 	long allocs, frees;
 	long waits;		/* sanitizerStreamSynchronize calls */
@@ -295,6 +296,8 @@ nt_san_result sanitizerPatchInstructions(nt_san_instruction id, CUmodule module,
 	g.instr[id_of(module)] |= id == NT_SAN_INSTRUCTION_BLOCK_ENTER ? 1 : 2;
 	if (callback && !strcmp(callback, "nt_block_enter_only"))
 		g.instr[id_of(module)] |= ENTRY_ONLY;
+	if (callback && strlen(callback) > 5 && !strcmp(callback + strlen(callback) - 5, "_null"))
+		g.instr[id_of(module)] |= NULL_CB;
 	pthread_mutex_unlock(&g.lock);
 	return NT_SAN_SUCCESS;
 }
@@ -485,12 +488,18 @@ static void run(long mod, const void *data, unsigned long long gridid, unsigned 
 
 	pthread_mutex_lock(&g.lock);
 	g.queued[mod]++;
-	if (!g.patched[mod] || (g.instr[mod] != 3 && g.instr[mod] != (1 | ENTRY_ONLY))) {
+	if (!g.patched[mod] || ((g.instr[mod] & ~NULL_CB) != 3 && g.instr[mod] != (1 | ENTRY_ONLY) &&
+				g.instr[mod] != (1 | NULL_CB))) {
 		g.native_runs++;
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
 	g.patched_runs++;
+	if (g.instr[mod] & NULL_CB) {	/* callbacks that record nothing */
+		g.null_runs++;
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
 	if (!d) {
 		g.silent_runs++;
 		pthread_mutex_unlock(&g.lock);
@@ -1039,6 +1048,8 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	       "%ld stream waits\n",
 	       g.patches, g.unpatches, g.native_runs, g.patched_runs, g.recorded_runs, g.silent_runs,
 	       g.blocks, g.beyond, g.waits);
+	if (g.null_runs)
+		printf("fake gpu: %ld launches ran callbacks that do nothing\n", g.null_runs);
 	if (g.children)
 		printf("fake gpu: %ld grids launched from the device\n", g.children);
 	if (graph_launches)

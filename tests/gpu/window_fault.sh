@@ -13,7 +13,9 @@
 # every launch waited for (the launch that fails is then about the
 # trace's last); with :eager, CUDA_MODULE_LOADING=EAGER (no kernel loaded
 # lazily into a patched module); with :load, NUCATRACE_LOAD_BEFORE_PATCH=1
-# (the same, by loading a module's functions before it is patched).
+# (the same, by loading a module's functions before it is patched); with
+# :null, NUCATRACE_PATCH_NULL=1 (the same patching, callbacks that do
+# nothing: our callbacks' memory accesses, or the patching?).
 # $PR rounds (10) of the variants $TV (default
 # old-update oldguard-update guard-update), one run each, interleaved:
 # BUILD-ROUTE[-BLOCKS], ROUTE the graph route (NUCATRACE_GRAPH_ROUTE),
@@ -50,6 +52,8 @@ for r in $(seq ${PR:-10}); do
 		case $v in *:eager*) ml=EAGER ;; esac
 		lp=0	# :load, NUCATRACE_LOAD_BEFORE_PATCH=1 (a module's functions loaded before it is patched)
 		case $v in *:load*) lp=1 ;; esac
+		pn=0	# :null, NUCATRACE_PATCH_NULL=1 (callbacks that do nothing, nothing recorded)
+		case $v in *:null*) pn=1 ;; esac
 		rb=${v%%:*}
 		rb=${rb#*-}	# ROUTE or ROUTE-BLOCKS (NUCATRACE_BLOCKS; default mixed)
 		bl=mixed
@@ -57,7 +61,7 @@ for r in $(seq ${PR:-10}); do
 		rm -rf $W/t && mkdir -p $W/t
 		t0=$(date +%s)
 		CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 \
-		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v CUDA_LAUNCH_BLOCKING=$lb CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
+		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v CUDA_LAUNCH_BLOCKING=$lb CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
 		timeout 200 $b/nucatrace run --no-calibrate --sample all,window=1000,skip=1000,budget=1 \
 			--output-dir $W/t -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 >$W/t/out 2>$W/t/err
 		rc=$?
