@@ -120,4 +120,6 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	seconds(get, warn, "NUCATRACE_EXIT_WAIT", 3600, &c->exit_wait_s);
 	c->quiet = get("NUCATRACE_QUIET") != NULL;
 	c->count_all = get("NUCATRACE_COUNT_ALL") != NULL;
+	c->load_before_patch = (v = value(get, "NUCATRACE_LOAD_BEFORE_PATCH")) && !strcmp(v, "1");
+	c->patch_null = (v = value(get, "NUCATRACE_PATCH_NULL")) && !strcmp(v, "1");
 }

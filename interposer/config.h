@@ -92,6 +92,9 @@ struct nt_config {
 	int quiet;		/* no summary on stderr */
 	int count_all;		/* launch callbacks on between windows */
 	int graph_shadow;	/* NUCATRACE_GRAPH_ROUTE=shadow */
+	/* experiments on issue 33's fault (interposer/blocks/san_modules.c) */
+	int load_before_patch;	/* NUCATRACE_LOAD_BEFORE_PATCH=1 */
+	int patch_null;		/* NUCATRACE_PATCH_NULL=1 */
 };
 
 /* Fill *c from get(name) (getenv, or a test's table); each bad value is

@@ -242,14 +242,11 @@ static void load_all(CUmodule mod)
 	CUfunction *fs;
 	unsigned n = 0;
 
-	if (want < 0) {
-		const char *v = getenv("NUCATRACE_LOAD_BEFORE_PATCH");
-
-		want = v && !strcmp(v, "1") && (cu = nt_san_cuda()) &&
+	if (want < 0)
+		want = nt_san.cfg.load_before_patch && (cu = nt_san_cuda()) &&
 		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
 		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions")) &&
 		       (*(void **)&load_fn = dlsym(cu->handle, "cuFuncLoad"));
-	}
 	if (!want || count_fn(&n, mod) || !n || !(fs = malloc(n * sizeof(*fs))))
 		return;
 	if (!list_fn(fs, n, mod))
@@ -355,26 +352,13 @@ static int context_ready(CUcontext ctx)
 	return cp && cp->added;
 }
 
-/* NUCATRACE_PATCH_NULL=1 (an experiment, issue 33): the sites patched
- * as ever, with callbacks that do nothing (kernels/patch.cu); nothing is
- * recorded. */
-static int null_callbacks(void)
-{
-	static int null = -1;
-
-	if (null < 0) {
-		const char *v = getenv("NUCATRACE_PATCH_NULL");
-
-		null = v && !strcmp(v, "1");
-	}
-	return null;
-}
-
 int nt_san_patch(CUmodule mod, const char **why)
 {
 	struct mod_state *ms;
 	nt_san_result r;
-	int patched, entry = nt_collector_entry_phase(), null = null_callbacks();
+	/* NUCATRACE_PATCH_NULL=1 (an experiment, issue 33): the sites
+	 * patched as ever, with callbacks that do nothing (kernels/patch.cu) */
+	int patched, entry = nt_collector_entry_phase(), null = nt_san.cfg.patch_null;
 	double t0;
 
 	if (pthread_mutex_trylock(&patching)) {
