@@ -569,7 +569,7 @@ void nt_collector_switch_overlap(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
-void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only)
+void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only, int in_launch)
 {
 	char *at = col.run.lazy_into_patched_at;
 	size_t len;
@@ -579,12 +579,21 @@ void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only)
 	if (patched) {
 		col.run.lazy_into_patched += functions;
 		len = strlen(at);
-		/* where: launches seen so far, the module's patch sites, how many */
-		if (len + 48 < sizeof(col.run.lazy_into_patched_at))
-			snprintf(at + len, sizeof(col.run.lazy_into_patched_at) - len, "%s%llu %s %u",
+		/* where: launches seen so far, the module's patch sites, how
+		 * many, in a launch call or not */
+		if (len + 56 < sizeof(col.run.lazy_into_patched_at))
+			snprintf(at + len, sizeof(col.run.lazy_into_patched_at) - len, "%s%llu %s %u %s",
 				 len ? "; " : "", (unsigned long long)nt_collector_seen(), entry_only ? "entry" : "both",
-				 functions);
+				 functions, in_launch ? "launch" : "other");
 	}
+	pthread_mutex_unlock(&col.lock);
+}
+
+void nt_collector_lazy_settled(int kernel)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.lazy_settled++;
+	col.run.lazy_settled_kernels += kernel != 0;
 	pthread_mutex_unlock(&col.lock);
 }
 

@@ -131,8 +131,12 @@ void nt_collector_settled(double seconds);
 void nt_collector_switch_overlap(void);
 /* Functions loaded lazily (CUDA's default module loading), and of them
  * those loaded into a module that was patched just then (entry_only:
- * with the entry site alone), where (meta lazy_into_patched_at). */
-void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only);
+ * with the entry site alone), where (meta lazy_into_patched_at; in_launch:
+ * inside a launch call of the program). */
+void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only, int in_launch);
+/* NUCATRACE_LAZY_SETTLE: a function loaded at a launch's entry, after a
+ * wait for the GPU (kernel: the launch named it by a CUkernel handle). */
+void nt_collector_lazy_settled(int kernel);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

@@ -122,4 +122,5 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 	c->count_all = get("NUCATRACE_COUNT_ALL") != NULL;
 	c->load_before_patch = (v = value(get, "NUCATRACE_LOAD_BEFORE_PATCH")) && !strcmp(v, "1");
 	c->patch_null = (v = value(get, "NUCATRACE_PATCH_NULL")) && !strcmp(v, "1");
+	c->lazy_settle = (v = value(get, "NUCATRACE_LAZY_SETTLE")) && !strcmp(v, "1");
 }

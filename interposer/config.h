@@ -95,6 +95,7 @@ struct nt_config {
 	/* experiments on issue 33's fault (interposer/blocks/san_modules.c) */
 	int load_before_patch;	/* NUCATRACE_LOAD_BEFORE_PATCH=1 */
 	int patch_null;		/* NUCATRACE_PATCH_NULL=1 */
+	int lazy_settle;	/* NUCATRACE_LAZY_SETTLE=1 */
 };
 
 /* Fill *c from get(name) (getenv, or a test's table); each bad value is

@@ -664,6 +664,10 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 	set_u64(s, "lazy_into_patched", run->lazy_into_patched);
 	if (run->lazy_into_patched_at[0])
 		set_text(s, "lazy_into_patched_at", run->lazy_into_patched_at);
+	if (run->lazy_settled) {
+		set_u64(s, "lazy_settled", run->lazy_settled);
+		set_u64(s, "lazy_settled_kernels", run->lazy_settled_kernels);
+	}
 	set_u64(s, "callbacks", run->callbacks);
 	set_seconds(s, "callback_s", run->callback_ns / 1e9);
 	set_u64(s, "launch_callbacks", run->launch_callbacks);

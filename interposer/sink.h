@@ -32,7 +32,9 @@ struct nt_run_counts {
 	uint64_t switch_overlaps;		/* launches begun during another thread's switch */
 	uint64_t lazy_loads;			/* blocks mode: functions loaded lazily ... */
 	uint64_t lazy_into_patched;		/* ... into a module patched then */
-	char lazy_into_patched_at[512];		/* ... the first few: "launches-seen sites n", "; " apart */
+	char lazy_into_patched_at[512];		/* ... the first few: "launches-seen sites n call", "; " apart */
+	uint64_t lazy_settled;			/* NUCATRACE_LAZY_SETTLE: functions loaded at a launch's entry after a wait */
+	uint64_t lazy_settled_kernels;		/* ... of them named by a CUkernel handle */
 	uint64_t modules;			/* blocks mode: module-load callbacks ... */
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */

@@ -133,6 +133,7 @@ static _Thread_local struct {
 	CUgraphExec made_exec;	/* ... the exec made in the last */
 	int depth;		/* callbacks of this thread under way (one may
 				 * come inside a call of ours) */
+	int in_call;		/* a launch call of the program under way (API entry to exit) */
 	unsigned callbacks;	/* this thread's outermost ones, for the timed one in TIME_EVERY */
 	unsigned counted;	/* ... those the timed ones stood for so far */
 	uint64_t slow_ns;	/* waiting or switching in the current callback (nt_san_slow) */
@@ -507,7 +508,7 @@ static void hold_open(int hold)
 		__atomic_store_n(&held, hold, __ATOMIC_RELAXED);
 }
 
-static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t blocks)
+static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t blocks, CUfunction fn)
 {
 	const struct nt_cuda *cu;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -520,7 +521,8 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	    twin = nodes && (closing || nt_collector_window_open() || nt_collector_would_open(nodes)),
 	    switching = closing || twin ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
-	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed());
+	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed()),
+	    lazy = !graph && fn && nt_san.cfg.lazy_settle && nt_collector_window_open();
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
@@ -529,7 +531,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 		wait_for_room(stream, blocks);
 	if (!switching)
 		maybe_dark();
-	if ((!switching && !events) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
+	if ((!switching && !events && !lazy) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
 	relax();
@@ -537,6 +539,8 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 		switch_before_launch(graph);
 	if (twin)
 		point_at_twins(exec, nodes);
+	if (lazy)
+		nt_san_lazy_settle(fn);
 	if (events && nt_san_native_needed())
 		nt_san_native_prepare();
 	if (events && nt_san_fetch_needed())
@@ -771,6 +775,7 @@ static uint64_t grid_of(unsigned x, unsigned y, unsigned z)
                                                                          \
 		pending_dyn_smem = q_->sharedMemBytes;                   \
 		stream = q_->hStream;                                    \
+		fn = q_->f;                                              \
 		blocks = grid_of(q_->gridDimX, q_->gridDimY, q_->gridDimZ); \
 	} while (0)
 
@@ -800,12 +805,14 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 	const CUlaunchConfig *c = NULL;
 	CUstream stream = NULL;
 	CUgraphExec exec = NULL;
+	CUfunction fn = NULL;
 	int ptsz = 0, graph = 0;
 	uint64_t blocks = 0;
 
 	if (on_exec_call(cbid, d) || !p)
 		return;
 	if (d->callbackSite != NT_SAN_API_ENTER) {
+		tl.in_call = 0;
 		graph_launch_failed(cbid, d);
 		return;
 	}
@@ -850,8 +857,11 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		pending_dyn_smem = c ? (int64_t)c->sharedMemBytes : -1;
 		stream = c ? c->hStream : NULL;
 		blocks = c ? grid_of(c->gridDimX, c->gridDimY, c->gridDimZ) : 0;
+		fn = cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx ? ((const cuLaunchKernelEx_params *)p)->f
+								 : ((const cuLaunchKernelEx_ptsz_params *)p)->f;
 	}
-	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, graph, blocks);
+	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, graph, blocks, fn);
+	tl.in_call = 1;	/* (a function we load above is not the launch's load) */
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are
@@ -1431,7 +1441,7 @@ static void on_lazy_loaded(const struct nt_san_lazy_data *d)
 	patched = nt_san_module_patched(d->module);
 	entry_only = patched && nt_san_module_entry_only(d->module);
 	pthread_mutex_unlock(&nt_san.lock);
-	nt_collector_lazy_loaded(d->numFunctions, patched, entry_only);
+	nt_collector_lazy_loaded(d->numFunctions, patched, entry_only, tl.in_call);
 }
 
 static void on_module_unload(const struct nt_san_module_data *d)
@@ -1552,7 +1562,7 @@ static CUgraphExec route_begin(CUgraphExec exec, CUstream stream, int same)
 	tl.depth++;
 	seen_thread();
 	tl.routing = same;	/* else the exec itself is pointed at twins, if at all */
-	before_launch(stream, exec, 1, 0);
+	before_launch(stream, exec, 1, 0, NULL);
 	tl.routing = 0;
 	if (!--tl.depth && tl.relaxed) {
 		nt_san_unrelax(tl.mode);

@@ -99,6 +99,12 @@ const char *nt_san_want(CUmodule mod);
 const char *nt_san_unpatchable(CUmodule mod);
 int nt_san_any_wanted(void);
 void nt_san_patch_wanted(void);
+/* NUCATRACE_LAZY_SETTLE=1 (an experiment, issue 33): at a plain launch's
+ * entry into the driver (nt_san.lock not held, no launch in flight), f
+ * (a CUfunction, or a CUkernel the launch names) loaded now if it is not
+ * yet and its module is patched, after a wait for the GPU: not inside
+ * the launch, while earlier launches of its module may run. */
+void nt_san_lazy_settle(CUfunction f);
 /* A child after fork(). */
 void nt_san_modules_reset(void);
 /* Unpatch every patched module (at a launch's entry into the driver, no

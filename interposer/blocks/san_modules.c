@@ -255,6 +255,50 @@ static void load_all(CUmodule mod)
 	free(fs);
 }
 
+void nt_san_lazy_settle(CUfunction f)
+{
+	static int want = -1;
+	static CUresult (*is_loaded)(CUfunctionLoadingState *, CUfunction);
+	static CUresult (*load)(CUfunction);
+	static CUresult (*kernel_function)(CUfunction *, CUkernel);
+	static CUresult (*module_of)(CUmodule *, CUfunction);
+	const struct nt_cuda *cu;
+	CUfunctionLoadingState state;
+	struct mod_state *ms;
+	CUmodule mod;
+	CUcontext ctx = NULL;
+	int kernel = 0;
+
+	if (want < 0)
+		want = nt_san.cfg.lazy_settle && (cu = nt_san_cuda()) &&
+		       (*(void **)&is_loaded = dlsym(cu->handle, "cuFuncIsLoaded")) &&
+		       (*(void **)&load = dlsym(cu->handle, "cuFuncLoad")) &&
+		       (*(void **)&kernel_function = dlsym(cu->handle, "cuKernelGetFunction")) &&
+		       (*(void **)&module_of = dlsym(cu->handle, "cuFuncGetModule"));
+	if (!want || !f)
+		return;
+	if (is_loaded(&state, f)) {	/* a CUkernel: its function in this context */
+		CUfunction g;
+
+		if (kernel_function(&g, (CUkernel)f) || is_loaded(&state, g))
+			return;
+		f = g;
+		kernel = 1;
+	}
+	if (state != CU_FUNCTION_LOADING_STATE_UNLOADED || module_of(&mod, f))
+		return;
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms && ms->patched)
+		ctx = ms->ctx;
+	pthread_mutex_unlock(&nt_san.lock);
+	if (!ctx)
+		return;
+	settle(&ctx, 1);
+	if (!load(f))
+		nt_collector_lazy_settled(kernel);
+}
+
 void nt_san_patch_wanted(void)
 {
 	struct mod_state *ms, *tmp;

@@ -11,6 +11,8 @@
 #   eager    base under CUDA_MODULE_LOADING=EAGER (nothing loads lazily)
 #   load     base under NUCATRACE_LOAD_BEFORE_PATCH=1
 #   null     base under NUCATRACE_PATCH_NULL=1 (callbacks that do nothing)
+#   settle   base under NUCATRACE_LAZY_SETTLE=1 (a function loaded at the
+#            launch's entry after a wait for the GPU, not inside the launch)
 # Per run, in $W/diag.log: rc, seconds, the program's mismatches, the
 # error, the trace's lazy meta; at the end a line per variant: runs,
 # failures.  B: the build folder (nucatrace, tests/gpu/lazy_race).
@@ -23,22 +25,23 @@ P=$B/tests/gpu/lazy_race
 rm -rf $W && mkdir -p $W
 T0=$(date +%s)
 for r in $(seq ${PR:-40}); do
-	for v in ${TV:-plain base eager null load phase1 full}; do
+	for v in ${TV:-plain base eager null load settle phase1 full}; do
 		[ $(($(date +%s) - T0)) -lt ${LIMIT:-200} ] || break 2
 		rm -rf $W/t && mkdir -p $W/t
-		warm=1600 ml=LAZY lp=0 pn=0 bl=mixed
+		warm=1600 ml=LAZY lp=0 pn=0 ls=0 bl=mixed
 		case $v in
 		phase1) warm=600 ;;
 		full) bl=full warm=600 ;;
 		eager) ml=EAGER ;;
 		load) lp=1 ;;
 		null) pn=1 ;;
+		settle) ls=1 ;;
 		esac
 		t0=$(date +%s.%N)
 		if [ $v = plain ]; then
 			CUDA_MODULE_LOADING=$ml timeout 120 $P $warm >$W/t/out 2>$W/t/err
 		else
-			CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_BLOCKS=$bl \
+			CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_LAZY_SETTLE=$ls NUCATRACE_BLOCKS=$bl \
 			timeout 120 $NT run --no-calibrate --sample all,window=1000,skip=500,budget=1 \
 				--output-dir $W/t -- $P $warm >$W/t/out 2>$W/t/err
 		fi
@@ -52,7 +55,7 @@ for r in $(seq ${PR:-40}); do
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-print({k: m.get(k) for k in ("launches", "launches_in_windows", "lazy_loads", "lazy_into_patched", "lazy_into_patched_at")},
+print({k: m.get(k) for k in ("launches", "launches_in_windows", "lazy_loads", "lazy_into_patched", "lazy_into_patched_at", "lazy_settled", "lazy_settled_kernels")},
       "traced", db.execute("select count(*) from launches where traced = 1").fetchone()[0],
       "entry-only", db.execute("select count(*) from launches where traced = 1 and entry_only = 1").fetchone()[0],
       "dropped", db.execute("select coalesce(sum(count), 0) from drops").fetchone()[0])
@@ -61,7 +64,7 @@ PY
 		} >>$W/diag.log 2>&1
 	done
 done
-for v in ${TV:-plain base eager null load phase1 full}; do
+for v in ${TV:-plain base eager null load settle phase1 full}; do
 	n=$(grep -c "^== [0-9]* $v rc=" $W/diag.log)
 	f=$(grep "^== [0-9]* $v rc=" $W/diag.log | grep -c -v "rc=0 ")
 	echo "lazy_race $v: $f of $n runs failed"

@@ -15,7 +15,9 @@
 # lazily into a patched module); with :load, NUCATRACE_LOAD_BEFORE_PATCH=1
 # (the same, by loading a module's functions before it is patched); with
 # :null, NUCATRACE_PATCH_NULL=1 (the same patching, callbacks that do
-# nothing: our callbacks' memory accesses, or the patching?).
+# nothing: our callbacks' memory accesses, or the patching?); with
+# :settle, NUCATRACE_LAZY_SETTLE=1 (a function not loaded yet whose module
+# is patched loaded at the launch's entry, after a wait for the GPU).
 # $PR rounds (10) of the variants $TV (default
 # old-update oldguard-update guard-update), one run each, interleaved:
 # BUILD-ROUTE[-BLOCKS], ROUTE the graph route (NUCATRACE_GRAPH_ROUTE),
@@ -54,6 +56,8 @@ for r in $(seq ${PR:-10}); do
 		case $v in *:load*) lp=1 ;; esac
 		pn=0	# :null, NUCATRACE_PATCH_NULL=1 (callbacks that do nothing, nothing recorded)
 		case $v in *:null*) pn=1 ;; esac
+		ls=0	# :settle, NUCATRACE_LAZY_SETTLE=1
+		case $v in *:settle*) ls=1 ;; esac
 		rb=${v%%:*}
 		rb=${rb#*-}	# ROUTE or ROUTE-BLOCKS (NUCATRACE_BLOCKS; default mixed)
 		bl=mixed
@@ -61,7 +65,7 @@ for r in $(seq ${PR:-10}); do
 		rm -rf $W/t && mkdir -p $W/t
 		t0=$(date +%s)
 		CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 \
-		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v CUDA_LAUNCH_BLOCKING=$lb CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
+		CUDA_COREDUMP_FILE=$W/cores/core.$r.$v CUDA_LAUNCH_BLOCKING=$lb CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_LAZY_SETTLE=$ls NUCATRACE_GRAPH_ROUTE=${rb%%-*} NUCATRACE_BLOCKS=$bl \
 		timeout 200 $b/nucatrace run --no-calibrate --sample all,window=1000,skip=1000,budget=1 \
 			--output-dir $W/t -- python3 tests/gpu/progs/torch_train.py --graphs --steps 10 >$W/t/out 2>$W/t/err
 		rc=$?
@@ -74,7 +78,7 @@ for r in $(seq ${PR:-10}); do
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps", "lazy_loads", "lazy_into_patched", "lazy_into_patched_at")},
+print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "graph_routed", "settles", "switch_overlaps", "lazy_loads", "lazy_into_patched", "lazy_into_patched_at", "lazy_settled", "lazy_settled_kernels")},
       "graph nodes traced", db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0])
 first = db.execute("select min(launch) from drops where reason like '%could not be copied%'").fetchone()[0]
 if first is not None:

@@ -63,6 +63,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.graph_shadow, 0);
 	assert_int_equal(c.load_before_patch, 0);
 	assert_int_equal(c.patch_null, 0);
+	assert_int_equal(c.lazy_settle, 0);
 }
 
 static void test_values(void **state)
@@ -72,7 +73,8 @@ static void test_values(void **state)
 		"NUCATRACE_STORE=/s.db", "NUCATRACE_BUFFER_BLOCKS=4096", "NUCATRACE_BUFFER_MAX=2048",
 		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=",
 		"NUCATRACE_COUNT_ALL=1", "NUCATRACE_BLOCKS=entry", "NUCATRACE_GRAPH_ROUTE=shadow",
-		"NUCATRACE_LOAD_BEFORE_PATCH=1", "NUCATRACE_PATCH_NULL=1", NULL
+		"NUCATRACE_LOAD_BEFORE_PATCH=1", "NUCATRACE_PATCH_NULL=1",
+		"NUCATRACE_LAZY_SETTLE=1", NULL
 	};
 	struct nt_config c;
 
@@ -94,6 +96,7 @@ static void test_values(void **state)
 	assert_int_equal(c.graph_shadow, 1);
 	assert_int_equal(c.load_before_patch, 1);
 	assert_int_equal(c.patch_null, 1);
+	assert_int_equal(c.lazy_settle, 1);
 }
 
 static void test_bad_values(void **state)
