@@ -860,8 +860,9 @@ static void on_driver_call(uint32_t cbid, const struct nt_san_api_data *d)
 		fn = cbid == NT_SAN_CBID_DRIVER_cuLaunchKernelEx ? ((const cuLaunchKernelEx_params *)p)->f
 								 : ((const cuLaunchKernelEx_ptsz_params *)p)->f;
 	}
+	tl.in_call = 0;	/* (a function loaded in before_launch is ours, not the launch's) */
 	before_launch(!stream && ptsz ? CU_STREAM_PER_THREAD : stream, exec, graph, blocks, fn);
-	tl.in_call = 1;	/* (a function we load above is not the launch's load) */
+	tl.in_call = 1;
 }
 
 /* A launch being captured into a graph runs nothing now: its replays are

@@ -450,16 +450,62 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p
 	return CUDA_SUCCESS;
 }
 
+static void *gpu_sym(const char *name);
+
+/* A function the program launched: its loading state (1 loaded, 0 not)
+ * and module from the simulated GPU; -1: not one of those. */
+static int launched_func(CUfunction f, long *mod)
+{
+	int (*loaded)(long, long *) = (int (*)(long, long *))gpu_sym("fakegpu_func_loaded");
+
+	return loaded ? loaded((long)(uintptr_t)f, mod) : -1;
+}
+
 CUresult cuFuncGetModule(CUmodule *mod, CUfunction f)
 {
-	long id = (long)(uintptr_t)f;
+	long id = (long)(uintptr_t)f, m = 0;
 
 	if (!gpu())
 		return no();
-	if (id <= 0 || id >= MAX_GRAPHS || !func_mods[id])
+	if (id > 0 && id < MAX_GRAPHS && func_mods[id]) {
+		*mod = (CUmodule)(uintptr_t)func_mods[id];
+		return CUDA_SUCCESS;
+	}
+	if (launched_func(f, &m) < 0)
 		return CUDA_ERROR_INVALID_HANDLE;
-	*mod = (CUmodule)(uintptr_t)func_mods[id];
+	*mod = (CUmodule)(uintptr_t)m;
 	return CUDA_SUCCESS;
+}
+
+/* CUDA's lazy loading (CUDA 12.4's calls): a function the program
+ * launches loads at its first launch or here (the simulated GPU's
+ * FUNCTIONS_LAZY_LOADED callback, fakesanitizer_gpu.c). */
+CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction f)
+{
+	int r;
+
+	if (!gpu())
+		return no();
+	if (!state || (r = launched_func(f, NULL)) < 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*state = r ? CU_FUNCTION_LOADING_STATE_LOADED : CU_FUNCTION_LOADING_STATE_UNLOADED;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncLoad(CUfunction f)
+{
+	int (*load)(long) = (int (*)(long))gpu_sym("fakegpu_func_load");
+
+	if (!gpu())
+		return no();
+	return load && !load((long)(uintptr_t)f) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* The fake program names its functions by CUfunction, never CUkernel. */
+CUresult cuKernelGetFunction(CUfunction *f, CUkernel kernel)
+{
+	(void)f, (void)kernel;
+	return gpu() ? CUDA_ERROR_INVALID_HANDLE : no();
 }
 
 /* ---- instrumented twins (FAKECUDA_TWINS=1) -------------------------------- */

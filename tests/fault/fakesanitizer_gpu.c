@@ -107,6 +107,9 @@ static struct {
 	unsigned patch_count[MAX_IDS];			/* by module: patched so often */
 	unsigned queued[MAX_IDS];			/* ... launches run since the device's last wait */
 	long queued_patches;	/* patches of a module with launches of it queued */
+	long queued_lazy;	/* functions loaded lazily into a patched module with launches of it queued */
+	long func_mod[MAX_IDS], func_ctx[MAX_IDS];	/* by function id: its module and context (fakegpu_launch) */
+	unsigned char loaded[MAX_IDS];			/* ... its code loaded (first launch, or cuFuncLoad) */
 	long broken_runs;	/* graph node launches of a module patched after their exec was made */
 	long exec_sets;		/* execs' nodes set by the driver for the interposer (cuGraphExecUpdate) */
 	unsigned long long clock;
@@ -213,17 +216,64 @@ static long id_of(const void *handle)
 	return id > 0 && id < MAX_IDS ? id : 0;
 }
 
-/* 1 when func is launched for the first time (its kernel loads now). */
 static int first_launch(long func)
 {
-	static unsigned char seen[MAX_IDS];
 	int first;
 
 	pthread_mutex_lock(&g.lock);
-	first = !seen[id_of((void *)func)];
-	seen[id_of((void *)func)] = 1;
+	first = !g.loaded[id_of((void *)func)];
+	g.loaded[id_of((void *)func)] = 1;
 	pthread_mutex_unlock(&g.lock);
 	return first;
+}
+
+static void call(nt_san_domain domain, uint32_t cbid, const void *data);
+
+/* func's code loads now (CUDA's lazy loading), when it has not yet: the
+ * FUNCTIONS_LAZY_LOADED callback, counted when its module is patched
+ * with launches of it queued (the Sanitizer then patches the function
+ * beside them). */
+static void lazy_load(long ctx, long mod, long func)
+{
+	CUfunction f = (CUfunction)func;
+	struct nt_san_lazy_data ld = { (CUcontext)ctx, (CUmodule)mod, &f, 1 };
+
+	if (!first_launch(func))
+		return;
+	pthread_mutex_lock(&g.lock);
+	g.queued_lazy += g.patched[id_of((void *)mod)] && g.queued[id_of((void *)mod)] > 0;
+	pthread_mutex_unlock(&g.lock);
+	call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED, &ld);
+}
+
+/* The driver's cuFuncIsLoaded, cuFuncGetModule and cuFuncLoad
+ * (fakecuda_gpu.c) for a function the program launches: its state (1
+ * loaded, 0 not), module; -1: a function not known here. */
+__attribute__((visibility("default"))) int fakegpu_func_loaded(long func, long *mod)
+{
+	long id = id_of((void *)func);
+	int r;
+
+	pthread_mutex_lock(&g.lock);
+	r = id && g.func_mod[id] ? g.loaded[id] : -1;
+	if (mod && r >= 0)
+		*mod = g.func_mod[id];
+	pthread_mutex_unlock(&g.lock);
+	return r;
+}
+
+__attribute__((visibility("default"))) int fakegpu_func_load(long func)
+{
+	long id = id_of((void *)func), ctx, mod;
+
+	pthread_mutex_lock(&g.lock);
+	ctx = g.func_ctx[id];
+	mod = id ? g.func_mod[id] : 0;
+	pthread_mutex_unlock(&g.lock);
+	if (!mod)
+		return -1;
+	lazy_load(ctx, mod, func);
+	return 0;
 }
 
 nt_san_result sanitizerSubscribe(nt_san_subscriber *sub, nt_san_callback cb, void *userdata)
@@ -707,6 +757,12 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	const void *data;
 
 	run_pending();
+	pthread_mutex_lock(&g.lock);
+	if (id_of((void *)func)) {	/* what cuFuncGetModule says */
+		g.func_mod[id_of((void *)func)] = mod;
+		g.func_ctx[id_of((void *)func)] = ctx;
+	}
+	pthread_mutex_unlock(&g.lock);
 	p.f = (CUfunction)func;
 	p.gridDimX = grid, p.gridDimY = 1, p.gridDimZ = 1;
 	p.blockDimX = block, p.blockDimY = 1, p.blockDimZ = 1;
@@ -719,12 +775,7 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	launch.set = 0;
 	launch.loading = 1;	/* any launch's callbacks (session 12, runs 5 and 8) */
 	pthread_mutex_lock(&driver_lock);
-	if (first_launch(func)) {	/* CUDA's lazy loading: the function's code loads now */
-		CUfunction f = (CUfunction)func;
-		struct nt_san_lazy_data ld = { (CUcontext)ctx, (CUmodule)mod, &f, 1 };
-
-		call(NT_SAN_CB_DOMAIN_RESOURCE, NT_SAN_CBID_RESOURCE_FUNCTIONS_LAZY_LOADED, &ld);
-	}
+	lazy_load(ctx, mod, func);	/* CUDA's lazy loading: at its first launch */
 	call(NT_SAN_CB_DOMAIN_LAUNCH, NT_SAN_CBID_LAUNCH_BEGIN, &d);
 	pthread_mutex_lock(&g.lock);
 	data = launch.set ? launch.data : g.fset[id_of((void *)func)] ? g.fdata[id_of((void *)func)] : unset_data();
@@ -1068,6 +1119,9 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 	if (g.queued_patches)
 		printf("fake gpu: %ld module patches with launches of the module queued (not known to be "
 		       "safe on the GPU)\n", g.queued_patches);
+	if (g.queued_lazy)
+		printf("fake gpu: %ld functions loaded lazily into a patched module with launches of it queued "
+		       "(not known to be safe on the GPU)\n", g.queued_lazy);
 	if (lock_waits)
 		printf("fake gpu: %ld calls waited a second or more for the driver's lock (another thread's "
 		       "launch callbacks)\n", lock_waits);
