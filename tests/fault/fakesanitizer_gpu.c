@@ -1120,8 +1120,8 @@ __attribute__((visibility("default"))) void fakegpu_stats(void)
 		printf("fake gpu: %ld module patches with launches of the module queued (not known to be "
 		       "safe on the GPU)\n", g.queued_patches);
 	if (g.queued_lazy)
-		printf("fake gpu: %ld functions loaded lazily into a patched module with launches of it queued "
-		       "(not known to be safe on the GPU)\n", g.queued_lazy);
+		printf("fake gpu: %ld function%s loaded lazily into a patched module with launches of it "
+		       "queued (not known to be safe on the GPU)\n", g.queued_lazy, g.queued_lazy == 1 ? "" : "s");
 	if (lock_waits)
 		printf("fake gpu: %ld calls waited a second or more for the driver's lock (another thread's "
 		       "launch callbacks)\n", lock_waits);
