@@ -597,6 +597,13 @@ void nt_collector_lazy_settled(int kernel)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_table_wait(void)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.table_waits++;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_room_wait(int in_callback, double seconds)
 {
 	pthread_mutex_lock(&col.lock);

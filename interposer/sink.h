@@ -35,6 +35,7 @@ struct nt_run_counts {
 	char lazy_into_patched_at[512];		/* ... the first few: "launches-seen sites n call", "; " apart */
 	uint64_t lazy_settled;			/* NUCATRACE_LAZY_SETTLE: functions loaded at a launch's entry after a wait */
 	uint64_t lazy_settled_kernels;		/* ... of them named by a CUkernel handle */
+	uint64_t table_waits;			/* waits at a graph launch to free retired node tables */
 	uint64_t modules;			/* blocks mode: module-load callbacks ... */
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */

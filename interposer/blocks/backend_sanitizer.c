@@ -522,7 +522,8 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	    switching = closing || twin ||
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
 	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed()),
-	    lazy = !graph && fn && nt_san.cfg.lazy_settle && nt_collector_window_open();
+	    lazy = !graph && fn && nt_san.cfg.lazy_settle && nt_collector_window_open(),
+	    press = graph && nt_san_nodes_pressed();
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
@@ -531,7 +532,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 		wait_for_room(stream, blocks);
 	if (!switching)
 		maybe_dark();
-	if ((!switching && !events && !lazy) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
+	if ((!switching && !events && !lazy && !press) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
 		return;
 	relax();
@@ -541,6 +542,8 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 		point_at_twins(exec, nodes);
 	if (lazy)
 		nt_san_lazy_settle(fn);
+	if (press)
+		nt_san_tables_press();	/* (after a switch's wait, which frees them too) */
 	if (events && nt_san_native_needed())
 		nt_san_native_prepare();
 	if (events && nt_san_fetch_needed())

@@ -105,6 +105,11 @@ void nt_san_patch_wanted(void);
  * yet and its module is patched, after a wait for the GPU: not inside
  * the launch, while earlier launches of its module may run. */
 void nt_san_lazy_settle(CUfunction f);
+/* At a graph launch's entry (no capture, no launch in flight): where
+ * retired graph node tables fill half of NUCATRACE_GRAPH_TABLES, their
+ * context is waited for and they are freed (san_nodes.c), as a switch's
+ * wait would; under --sample all no switch comes. */
+void nt_san_tables_press(void);
 /* A child after fork(). */
 void nt_san_modules_reset(void);
 /* Unpatch every patched module (at a launch's entry into the driver, no
@@ -204,6 +209,12 @@ uint64_t nt_san_nodes_mark(void);
 /* Every launch of ctx queued before the mark was taken is done (the
  * context waited for since): its blocks retired by then are freed. */
 void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark);
+/* A context whose retired blocks should be freed now, having filled half
+ * of NUCATRACE_GRAPH_TABLES (more after a wait that freed too little),
+ * or NULL.  Asked at a graph launch's entry; the caller waits for the
+ * context (nt_san_nodes_reclaim), then calls nt_san_nodes_pressed_done. */
+CUcontext nt_san_nodes_pressed(void);
+void nt_san_nodes_pressed_done(void);
 /* A window's modules were unpatched: the entries let go of their runs
  * (each launch traced keeps its own reference; a node whose table is
  * handed out was traced, or its entry cleared, so no block writes into

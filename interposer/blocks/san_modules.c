@@ -299,6 +299,17 @@ void nt_san_lazy_settle(CUfunction f)
 		nt_collector_lazy_settled(kernel);
 }
 
+void nt_san_tables_press(void)
+{
+	CUcontext ctx = nt_san_nodes_pressed();
+
+	if (!ctx)
+		return;
+	settle(&ctx, 1);
+	nt_san_nodes_pressed_done();
+	nt_collector_table_wait();
+}
+
 void nt_san_patch_wanted(void)
 {
 	struct mod_state *ms, *tmp;

@@ -61,7 +61,11 @@
  * (san_modules.c settle: nt_san_nodes_mark, nt_san_nodes_reclaim), or
  * with its context.  Before session 40 they were all kept until the
  * context went, and a long run of windows, each with shadow execs of its
- * own, could fill NUCATRACE_GRAPH_TABLES.
+ * own, could fill NUCATRACE_GRAPH_TABLES.  Where no switch comes (under
+ * --sample all, or in a long window) and retired blocks fill half of it,
+ * a graph launch's entry waits for its context first (nt_san_nodes_pressed,
+ * san_modules.c nt_san_tables_press): a program that makes and destroys
+ * an exec a step would otherwise fill it.
  */
 #include "san.h"
 
@@ -116,6 +120,8 @@ static struct table *tables;
 static struct block *blocks;	/* every device block made, for nt_san_nodes_forget */
 static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
 static uint64_t retire_clock;	/* blocks retired so far */
+static size_t retired_bytes;	/* the size of those not freed yet (atomic: read unlocked) */
+static size_t press_floor;	/* retired_bytes after the last wait for room */
 
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
@@ -141,8 +147,10 @@ static unsigned find(const struct nt_node_entry *host, unsigned bits, uint64_t k
 /* t's block is handed to no launch again (mutex held). */
 static void retire(struct table *t)
 {
-	if (t->blk)
+	if (t->blk) {
 		t->blk->retired = ++retire_clock;
+		__atomic_add_fetch(&retired_bytes, t->blk->size, __ATOMIC_RELAXED);
+	}
 	t->blk = NULL;
 }
 
@@ -159,8 +167,8 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	*why = "out of memory";
 	if (bytes + size > (size_t)nt_san.cfg.graph_tables_mib << 20) {
 		*why = "graph node tables full (NUCATRACE_GRAPH_TABLES MiB; those of destroyed graph execs "
-		       "are freed only when the device is waited for at a window's open or close, or with "
-		       "their context)";
+		       "are freed once the device is waited for: at a window's open or close, at a graph "
+		       "launch when they fill half of it, or with their context)";
 		return -1;
 	}
 	if (!(img = calloc(1, size)) || !(host = calloc(n, sizeof(*host))) || !(aux = calloc(n, sizeof(*aux))) ||
@@ -480,6 +488,8 @@ void nt_san_nodes_forget(CUcontext ctx)
 			*p = b->next;
 			nt_san.sanitizerFree(ctx, b->dev);
 			bytes -= b->size;
+			if (b->retired)
+				__atomic_sub_fetch(&retired_bytes, b->size, __ATOMIC_RELAXED);
 			free(b);
 		} else {
 			p = &b->next;
@@ -533,6 +543,7 @@ void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
 		if (!nt_san.sanitizerFree(ctx, b->dev)) {
 			pthread_mutex_lock(&lock);
 			bytes -= b->size;
+			__atomic_sub_fetch(&retired_bytes, b->size, __ATOMIC_RELAXED);
 			pthread_mutex_unlock(&lock);
 			free(b);
 			continue;
@@ -542,6 +553,36 @@ void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
 		blocks = b;
 		pthread_mutex_unlock(&lock);
 	}
+}
+
+CUcontext nt_san_nodes_pressed(void)
+{
+	size_t cap = (size_t)nt_san.cfg.graph_tables_mib << 20, need = cap / 2;
+	CUcontext ctx = NULL;
+
+	/* a relaxed read first: this is asked at every graph launch */
+	if (__atomic_load_n(&retired_bytes, __ATOMIC_RELAXED) < need)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	/* after a wait that freed too little (a context in error, a failed
+	 * free), not again until another quarter is retired */
+	if (press_floor + cap / 4 > need)
+		need = press_floor + cap / 4;
+	for (struct block *b = blocks; b && retired_bytes >= need; b = b->next) {
+		if (b->retired) {
+			ctx = b->ctx;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return ctx;
+}
+
+void nt_san_nodes_pressed_done(void)
+{
+	pthread_mutex_lock(&lock);
+	press_floor = retired_bytes;
+	pthread_mutex_unlock(&lock);
 }
 
 void nt_san_nodes_retire(void)
