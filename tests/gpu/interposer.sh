@@ -259,6 +259,28 @@ graph_twins() {
 	with_opts '^checksum' 1 traced decode-all all 1 "$B/tests/gpu/decode" 3000
 }
 check graph-twins graph_twins
+# An exec made, launched and destroyed at every replay (decode N remake)
+# under --sample all with NUCATRACE_GRAPH_TABLES=1: no module switch ever
+# frees the destroyed execs' node tables, so a graph launch waits for the
+# device once they fill half the cap (3,000 tables of 712 bytes: 4 waits)
+# and frees them (san_nodes.c); every node launch traced, none dropped for
+# "graph node tables full", the output as untraced.
+graph_tables_all() {
+	export NUCATRACE_GRAPH_TABLES=1
+	with_opts '^checksum' 1 traced decode-remake all 1 "$B/tests/gpu/decode" 3000 remake
+	g_rc=$?
+	unset NUCATRACE_GRAPH_TABLES
+	[ $g_rc -eq 0 ] || return 1
+	python3 - "$W"/decode-remake/*.sqlite <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+m = dict(db.execute("select key, value from meta"))
+nodes = db.execute("select count(*) from launches where traced = 1 and graph is not null").fetchone()[0]
+print({k: m.get(k) for k in ("graph_execs", "table_waits", "settles", "settle_s")}, "node launches traced", nodes)
+sys.exit(0 if nodes == 12000 and int(m.get("table_waits", 0)) >= 1 else 1)
+PY
+}
+check graph-tables-all graph_tables_all
 # The decode loop's exec changed in place as it is replayed (decode N
 # update: its activation node set to 128-thread blocks at N/3 by
 # cudaGraphExecKernelNodeSetParams, the whole exec updated from a capture

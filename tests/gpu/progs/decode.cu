@@ -5,7 +5,7 @@
 // and the exec replayed N times (default 3000), as inference servers
 // and torch.compile(mode="reduce-overhead") run their hot loops.
 //
-//   decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | shadow | streams]
+//   decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | shadow | remake | streams]
 //
 // Prints a checksum of the state, the same with and without tracing
 // (every kernel is deterministic: no atomics), the node launches made,
@@ -33,7 +33,11 @@
 // swapdrvupload, that followed by cudaGraphUpload; with shadow, the
 // first 250 replays (or N/4, the fewer) launch a second exec, made from
 // a capture of the twins, in the program's exec's place, which is never
-// changed (a shadow exec, as a window could launch one);
+// changed (a shadow exec, as a window could launch one); with remake,
+// each replay instantiates a new exec from the graph (kept), launches it
+// and destroys it, as a program that re-instantiates its graph every
+// step does (the node tables of destroyed execs, freed under --sample
+// all only by waits of nucatrace's own);
 // with streams, the four kernels are launched on
 // the stream each time and no graph is made: both for telling what a
 // replay costs after an exec's update, and what the same kernels cost
@@ -243,14 +247,15 @@ int main(int argc, char **argv)
 	int streams = !strcmp(mode, "streams"), swapload = !strcmp(mode, "swapupload");
 	int swapdrvup = !strcmp(mode, "swapdrvupload"), swapdrv = swapdrvup || !strcmp(mode, "swapdrv");
 	int swap = swapload || swapdrv || !strcmp(mode, "swap"), shadow = !strcmp(mode, "shadow");
+	int remake = !strcmp(mode, "remake");
 	cudaStream_t s;
 	cudaGraph_t g = nullptr;
 	cudaGraphExec_t ge = nullptr, sge = nullptr;
 	float *x, *h, *y, *w, *host;
 	double sum = 0;
 
-	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams && !swap && !shadow)) {
-		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | shadow | streams]\n");
+	if (n < 1 || argc > 3 || (argc > 2 && !update && !self && !streams && !swap && !shadow && !remake)) {
+		fprintf(stderr, "usage: decode [N] [update | selfupdate | selfupload | swap | swapupload | swapdrv | swapdrvupload | shadow | remake | streams]\n");
 		return 2;
 	}
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -296,7 +301,7 @@ int main(int argc, char **argv)
 			CHECK(cudaGraphInstantiate(&sge, tg, 0));
 			CHECK(cudaGraphDestroy(tg));
 		}
-		if (!update)
+		if (!update && !remake)
 			CHECK(cudaGraphDestroy(g));	// as torch.cuda.CUDAGraph does once its exec is made
 	}
 	CHECK(cudaStreamSynchronize(s));
@@ -313,10 +318,15 @@ int main(int argc, char **argv)
 			CHECK(cudaGraphExecUpdate(ge, g2, &info));
 			CHECK(cudaGraphDestroy(g2));
 		}
-		if (streams)
+		if (streams) {
 			step(s, x, h, y, w, 256, 256);
-		else
+		} else if (remake) {
+			CHECK(cudaGraphExecDestroy(ge));
+			CHECK(cudaGraphInstantiate(&ge, g, 0));
+			CHECK(cudaGraphLaunch(ge, s));
+		} else {
 			CHECK(cudaGraphLaunch(sge && i < 250 && i < n / 4 ? sge : ge, s));
+		}
 	}
 	CHECK(cudaStreamSynchronize(s));
 	auto t1 = std::chrono::steady_clock::now();
@@ -334,7 +344,7 @@ int main(int argc, char **argv)
 		CHECK(cudaGraphExecDestroy(ge));
 	if (sge)
 		CHECK(cudaGraphExecDestroy(sge));
-	if (update)
+	if (update || remake)
 		CHECK(cudaGraphDestroy(g));
 	free(host);
 	return 0;
