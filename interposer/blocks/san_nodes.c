@@ -565,7 +565,10 @@ CUcontext nt_san_nodes_pressed(void)
 		return NULL;
 	pthread_mutex_lock(&lock);
 	/* after a wait that freed too little (a context in error, a failed
-	 * free), not again until another quarter is retired */
+	 * free), not again until another quarter is retired (or those left
+	 * were freed since, by a switch's wait) */
+	if (press_floor > retired_bytes)
+		press_floor = retired_bytes;
 	if (press_floor + cap / 4 > need)
 		need = press_floor + cap / 4;
 	for (struct block *b = blocks; b && retired_bytes >= need; b = b->next) {
