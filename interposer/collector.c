@@ -604,6 +604,13 @@ void nt_collector_table_wait(void)
 	pthread_mutex_unlock(&col.lock);
 }
 
+void nt_collector_table_wait_skipped(void)
+{
+	pthread_mutex_lock(&col.lock);
+	col.run.table_waits_skipped++;
+	pthread_mutex_unlock(&col.lock);
+}
+
 void nt_collector_room_wait(int in_callback, double seconds)
 {
 	pthread_mutex_lock(&col.lock);

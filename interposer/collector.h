@@ -140,6 +140,9 @@ void nt_collector_lazy_settled(int kernel);
 /* A wait at a graph launch's entry to free graph node tables retired
  * (they had filled half of NUCATRACE_GRAPH_TABLES). */
 void nt_collector_table_wait(void);
+/* ... one wanted at a graph launch's entry, and not made there (another
+ * thread in the driver, the stream capturing, a launch in flight). */
+void nt_collector_table_wait_skipped(void);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

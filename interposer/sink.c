@@ -668,8 +668,10 @@ static void counts_meta(struct nt_sink *s, const struct nt_run_counts *run)
 		set_u64(s, "lazy_settled", run->lazy_settled);
 		set_u64(s, "lazy_settled_kernels", run->lazy_settled_kernels);
 	}
-	if (run->table_waits)
+	if (run->table_waits || run->table_waits_skipped) {
 		set_u64(s, "table_waits", run->table_waits);
+		set_u64(s, "table_waits_skipped", run->table_waits_skipped);
+	}
 	set_u64(s, "callbacks", run->callbacks);
 	set_seconds(s, "callback_s", run->callback_ns / 1e9);
 	set_u64(s, "launch_callbacks", run->launch_callbacks);

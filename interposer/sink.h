@@ -36,6 +36,7 @@ struct nt_run_counts {
 	uint64_t lazy_settled;			/* NUCATRACE_LAZY_SETTLE: functions loaded at a launch's entry after a wait */
 	uint64_t lazy_settled_kernels;		/* ... of them named by a CUkernel handle */
 	uint64_t table_waits;			/* waits at a graph launch to free retired node tables */
+	uint64_t table_waits_skipped;		/* ... graph launches that wanted one and could not */
 	uint64_t modules;			/* blocks mode: module-load callbacks ... */
 	double module_s;			/* ... and the time in them (cubin read, patching) */
 	double exit_begin;			/* nt_now_s() when the exit's drain began; 0: none */

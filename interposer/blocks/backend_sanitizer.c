@@ -523,7 +523,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 			(!graph && nt_san_any_wanted() && nt_collector_window_open()),
 	    events = !graph && (nt_san_native_needed() || nt_san_fetch_needed()),
 	    lazy = !graph && fn && nt_san.cfg.lazy_settle && nt_collector_window_open(),
-	    press = graph && nt_san_nodes_pressed();
+	    press = graph && nt_san_nodes_pressed(NULL, 0);
 
 	if (tl.graph || tl.graph_lock)	/* a graph launch of this thread never ended */
 		graph_end();
@@ -533,8 +533,11 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	if (!switching)
 		maybe_dark();
 	if ((!switching && !events && !lazy && !press) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
-	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE)
+	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+		if (press)
+			nt_collector_table_wait_skipped();
 		return;
+	}
 	relax();
 	if (switching)
 		switch_before_launch(graph);

@@ -209,11 +209,13 @@ uint64_t nt_san_nodes_mark(void);
 /* Every launch of ctx queued before the mark was taken is done (the
  * context waited for since): its blocks retired by then are freed. */
 void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark);
-/* A context whose retired blocks should be freed now, having filled half
- * of NUCATRACE_GRAPH_TABLES (more after a wait that freed too little),
- * or NULL.  Asked at a graph launch's entry; the caller waits for the
- * context (nt_san_nodes_reclaim), then calls nt_san_nodes_pressed_done. */
-CUcontext nt_san_nodes_pressed(void);
+/* Retired blocks should be freed now, having filled half the room that
+ * live tables leave under NUCATRACE_GRAPH_TABLES (more after a wait that
+ * freed too little): the contexts that hold them, up to max, in ctxs
+ * (NULL: only whether there are any), and how many; else 0.  Asked at a
+ * graph launch's entry; the caller waits for the contexts
+ * (nt_san_nodes_reclaim), then calls nt_san_nodes_pressed_done. */
+int nt_san_nodes_pressed(CUcontext *ctxs, int max);
 void nt_san_nodes_pressed_done(void);
 /* A window's modules were unpatched: the entries let go of their runs
  * (each launch traced keeps its own reference; a node whose table is

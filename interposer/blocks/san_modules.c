@@ -301,11 +301,12 @@ void nt_san_lazy_settle(CUfunction f)
 
 void nt_san_tables_press(void)
 {
-	CUcontext ctx = nt_san_nodes_pressed();
+	CUcontext ctxs[16];	/* (more contexts than these: the rest at a later wait) */
+	int n = nt_san_nodes_pressed(ctxs, 16);
 
-	if (!ctx)
+	if (!n)
 		return;
-	settle(&ctx, 1);
+	settle(ctxs, n);
 	nt_san_nodes_pressed_done();
 	nt_collector_table_wait();
 }

@@ -62,10 +62,11 @@
  * with its context.  Before session 40 they were all kept until the
  * context went, and a long run of windows, each with shadow execs of its
  * own, could fill NUCATRACE_GRAPH_TABLES.  Where no switch comes (under
- * --sample all, or in a long window) and retired blocks fill half of it,
- * a graph launch's entry waits for its context first (nt_san_nodes_pressed,
- * san_modules.c nt_san_tables_press): a program that makes and destroys
- * an exec a step would otherwise fill it.
+ * --sample all, or in a long window) and retired blocks fill half the
+ * room live tables leave under it, a graph launch's entry waits for
+ * their contexts first (nt_san_nodes_pressed, press_update, san_modules.c
+ * nt_san_tables_press): a program that makes and destroys an exec a step
+ * would otherwise fill it.
  */
 #include "san.h"
 
@@ -122,6 +123,24 @@ static size_t bytes;		/* ... their size together (NUCATRACE_GRAPH_TABLES) */
 static uint64_t retire_clock;	/* blocks retired so far */
 static size_t retired_bytes;	/* the size of those not freed yet (atomic: read unlocked) */
 static size_t press_floor;	/* retired_bytes after the last wait for room */
+static size_t press_at = SIZE_MAX;	/* retired_bytes that asks for one (atomic; press_update) */
+
+/* press_at again, after bytes, retired_bytes or press_floor changed
+ * (mutex held): half the room that live tables leave under the cap, or,
+ * after a wait that freed too little (a context in error, a failed
+ * free), a quarter of it more than what that wait left, until those are
+ * freed by another wait. */
+static void press_update(void)
+{
+	size_t cap = (size_t)nt_san.cfg.graph_tables_mib << 20, live = bytes - retired_bytes,
+	       room = cap > live ? cap - live : 0, need = room / 2;
+
+	if (press_floor > retired_bytes)
+		press_floor = retired_bytes;
+	if (press_floor + room / 4 > need)
+		need = press_floor + room / 4;
+	__atomic_store_n(&press_at, need ? need : 1, __ATOMIC_RELAXED);
+}
 
 static struct nt_node_entry *entries(struct nt_launch_desc *dev)
 {
@@ -150,6 +169,7 @@ static void retire(struct table *t)
 	if (t->blk) {
 		t->blk->retired = ++retire_clock;
 		__atomic_add_fetch(&retired_bytes, t->blk->size, __ATOMIC_RELAXED);
+		press_update();
 	}
 	t->blk = NULL;
 }
@@ -205,6 +225,7 @@ static int grow(struct table *t, unsigned bits, nt_san_stream stream, const char
 	b->next = blocks;
 	blocks = b;
 	bytes += size;
+	press_update();
 	return 0;
 fail:
 	free(img);
@@ -490,6 +511,7 @@ void nt_san_nodes_forget(CUcontext ctx)
 			bytes -= b->size;
 			if (b->retired)
 				__atomic_sub_fetch(&retired_bytes, b->size, __ATOMIC_RELAXED);
+			press_update();
 			free(b);
 		} else {
 			p = &b->next;
@@ -544,6 +566,7 @@ void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
 			pthread_mutex_lock(&lock);
 			bytes -= b->size;
 			__atomic_sub_fetch(&retired_bytes, b->size, __ATOMIC_RELAXED);
+			press_update();
 			pthread_mutex_unlock(&lock);
 			free(b);
 			continue;
@@ -555,36 +578,34 @@ void nt_san_nodes_reclaim(CUcontext ctx, uint64_t mark)
 	}
 }
 
-CUcontext nt_san_nodes_pressed(void)
+int nt_san_nodes_pressed(CUcontext *ctxs, int max)
 {
-	size_t cap = (size_t)nt_san.cfg.graph_tables_mib << 20, need = cap / 2;
-	CUcontext ctx = NULL;
+	size_t r = __atomic_load_n(&retired_bytes, __ATOMIC_RELAXED);
+	int n = 0;
 
-	/* a relaxed read first: this is asked at every graph launch */
-	if (__atomic_load_n(&retired_bytes, __ATOMIC_RELAXED) < need)
-		return NULL;
+	/* relaxed reads first: this is asked at every graph launch */
+	if (!r || r < __atomic_load_n(&press_at, __ATOMIC_RELAXED))
+		return 0;
+	if (!ctxs)
+		return 1;
 	pthread_mutex_lock(&lock);
-	/* after a wait that freed too little (a context in error, a failed
-	 * free), not again until another quarter is retired (or those left
-	 * were freed since, by a switch's wait) */
-	if (press_floor > retired_bytes)
-		press_floor = retired_bytes;
-	if (press_floor + cap / 4 > need)
-		need = press_floor + cap / 4;
-	for (struct block *b = blocks; b && retired_bytes >= need; b = b->next) {
-		if (b->retired) {
-			ctx = b->ctx;
-			break;
-		}
+	for (struct block *b = blocks; b && n < max; b = b->next) {
+		int seen = 0;
+
+		for (int i = 0; i < n && !seen; i++)
+			seen = ctxs[i] == b->ctx;
+		if (b->retired && !seen)
+			ctxs[n++] = b->ctx;
 	}
 	pthread_mutex_unlock(&lock);
-	return ctx;
+	return n;
 }
 
 void nt_san_nodes_pressed_done(void)
 {
 	pthread_mutex_lock(&lock);
 	press_floor = retired_bytes;
+	press_update();
 	pthread_mutex_unlock(&lock);
 }
 

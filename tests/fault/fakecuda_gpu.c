@@ -7,9 +7,9 @@
  * are done as soon as they are recorded, 12.5 us apart.
  * FAKECUDA_UUID_MS=N makes cuDeviceGetUuid take N ms (a thread of the
  * interposer's held up in the driver).  FAKECUDA_EVENT_MS=N makes an
- * event complete N ms after it is recorded.  FAKECUDA_SYNC_FAILS=1 makes
- * cuCtxSynchronize fail (a context in error), the work waited for all the
- * same.  An event used after it was
+ * event complete N ms after it is recorded.  FAKECUDA_SYNC_FAILS=N makes
+ * the first N calls of cuCtxSynchronize fail (a context in error), the
+ * work waited for all the same.  An event used after it was
  * destroyed, or after its context was (fakecuda_context_destroyed(),
  * which fake_app calls as it destroys the context), aborts: the driver
  * may have given its handle to another event by then.
@@ -711,7 +711,12 @@ CUresult cuCtxSynchronize(void)
 	__atomic_add_fetch(&ctx_syncs, 1, __ATOMIC_RELAXED);
 	if ((idle = (void (*)(void))sanitizer_fn("fakegpu_device_idle")))
 		idle();
-	return getenv("FAKECUDA_SYNC_FAILS") ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
+	{
+		const char *f = getenv("FAKECUDA_SYNC_FAILS");
+
+		return f && __atomic_load_n(&ctx_syncs, __ATOMIC_RELAXED) <= atol(f) ? CUDA_ERROR_ILLEGAL_ADDRESS
+										    : CUDA_SUCCESS;
+	}
 }
 
 /* cuGetProcAddress_v2's answers, as the driver gives its own functions
