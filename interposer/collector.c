@@ -597,17 +597,11 @@ void nt_collector_lazy_settled(int kernel)
 	pthread_mutex_unlock(&col.lock);
 }
 
-void nt_collector_table_wait(void)
+void nt_collector_table_wait(int made)
 {
 	pthread_mutex_lock(&col.lock);
-	col.run.table_waits++;
-	pthread_mutex_unlock(&col.lock);
-}
-
-void nt_collector_table_wait_skipped(void)
-{
-	pthread_mutex_lock(&col.lock);
-	col.run.table_waits_skipped++;
+	col.run.table_waits += made != 0;
+	col.run.table_waits_skipped += !made;
 	pthread_mutex_unlock(&col.lock);
 }
 

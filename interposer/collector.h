@@ -137,12 +137,11 @@ void nt_collector_lazy_loaded(uint32_t functions, int patched, int entry_only, i
 /* NUCATRACE_LAZY_SETTLE: a function loaded at a launch's entry, after a
  * wait for the GPU (kernel: the launch named it by a CUkernel handle). */
 void nt_collector_lazy_settled(int kernel);
-/* A wait at a graph launch's entry to free graph node tables retired
- * (they had filled half of NUCATRACE_GRAPH_TABLES). */
-void nt_collector_table_wait(void);
-/* ... one wanted at a graph launch's entry, and not made there (another
- * thread in the driver, the stream capturing, a launch in flight). */
-void nt_collector_table_wait_skipped(void);
+/* A wait at a graph launch's entry to free retired graph node tables
+ * (they had filled half the room under NUCATRACE_GRAPH_TABLES), made,
+ * or wanted and not made there (another thread in the driver, the
+ * stream capturing, a launch in flight). */
+void nt_collector_table_wait(int made);
 /* A graph exec was made (made 1), or one turned out to run kernels that
  * could not all be listed (unlisted 1): for the summary and the meta. */
 void nt_collector_graph_exec(int made, int unlisted);

@@ -535,7 +535,7 @@ static void before_launch(CUstream stream, CUgraphExec exec, int graph, uint64_t
 	if ((!switching && !events && !lazy && !press) || tl.graph || tl.launch || !threads_quiet() || !(cu = nt_san_cuda()) ||
 	    cu->cuStreamIsCapturing(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE) {
 		if (press)
-			nt_collector_table_wait_skipped();
+			nt_collector_table_wait(0);
 		return;
 	}
 	relax();

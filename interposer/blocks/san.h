@@ -106,9 +106,10 @@ void nt_san_patch_wanted(void);
  * the launch, while earlier launches of its module may run. */
 void nt_san_lazy_settle(CUfunction f);
 /* At a graph launch's entry (no capture, no launch in flight): where
- * retired graph node tables fill half of NUCATRACE_GRAPH_TABLES, their
- * context is waited for and they are freed (san_nodes.c), as a switch's
- * wait would; under --sample all no switch comes. */
+ * retired graph node tables fill half the room live tables leave under
+ * NUCATRACE_GRAPH_TABLES (nt_san_nodes_pressed), the contexts holding
+ * them are waited for and they are freed, as a switch's wait would;
+ * under --sample all no switch comes. */
 void nt_san_tables_press(void);
 /* A child after fork(). */
 void nt_san_modules_reset(void);

@@ -308,7 +308,7 @@ void nt_san_tables_press(void)
 		return;
 	settle(ctxs, n);
 	nt_san_nodes_pressed_done();
-	nt_collector_table_wait();
+	nt_collector_table_wait(1);
 }
 
 void nt_san_patch_wanted(void)

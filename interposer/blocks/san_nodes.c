@@ -511,12 +511,12 @@ void nt_san_nodes_forget(CUcontext ctx)
 			bytes -= b->size;
 			if (b->retired)
 				__atomic_sub_fetch(&retired_bytes, b->size, __ATOMIC_RELAXED);
-			press_update();
 			free(b);
 		} else {
 			p = &b->next;
 		}
 	}
+	press_update();
 	pthread_mutex_unlock(&lock);
 }
 

@@ -704,19 +704,16 @@ static void __attribute__((destructor)) syncs_said(void)
 
 CUresult cuCtxSynchronize(void)
 {
+	const char *fails = getenv("FAKECUDA_SYNC_FAILS");
 	void (*idle)(void);
+	long n;
 
 	if (!gpu())
 		return no();
-	__atomic_add_fetch(&ctx_syncs, 1, __ATOMIC_RELAXED);
+	n = __atomic_add_fetch(&ctx_syncs, 1, __ATOMIC_RELAXED);
 	if ((idle = (void (*)(void))sanitizer_fn("fakegpu_device_idle")))
 		idle();
-	{
-		const char *f = getenv("FAKECUDA_SYNC_FAILS");
-
-		return f && __atomic_load_n(&ctx_syncs, __ATOMIC_RELAXED) <= atol(f) ? CUDA_ERROR_ILLEGAL_ADDRESS
-										    : CUDA_SUCCESS;
-	}
+	return fails && n <= atol(fails) ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
 
 /* cuGetProcAddress_v2's answers, as the driver gives its own functions
