@@ -52,6 +52,16 @@ struct nt_san {
 
 extern struct nt_san nt_san;
 
+/* ctx noted among the *n contexts in ctxs, once (room for it taken as
+ * given): the contexts a wait for the device must cover. */
+static inline void nt_san_note_ctx(CUcontext *ctxs, int *n, CUcontext ctx)
+{
+	for (int i = 0; i < *n; i++)
+		if (ctxs[i] == ctx)
+			return;
+	ctxs[(*n)++] = ctx;
+}
+
 /* san_lib.c */
 int nt_san_load(struct nt_err *err);
 const char *nt_san_error(nt_san_result r);

@@ -183,16 +183,6 @@ static int batch_alloc(int n, CUmodule **mods, CUcontext **ctxs)
 	return -1;
 }
 
-/* Note ms's context among the n in ctxs, room for one per module
- * (nt_san.lock held). */
-static void note_ctx(CUcontext *ctxs, int *n, const struct mod_state *ms)
-{
-	for (int i = 0; i < *n; i++)
-		if (ctxs[i] == ms->ctx)
-			return;
-	ctxs[(*n)++] = ms->ctx;
-}
-
 /* Wait for the GPU work of the contexts whose modules are about to be
  * patched or unpatched (the caller's capture mode relaxed, no launch in
  * flight), once per batch of modules: a launch queued or running while
@@ -324,7 +314,7 @@ void nt_san_patch_wanted(void)
 			if (ms->wanted && n < n_wanted) {
 				mods[n++] = ms->mod;
 				ms->wanted = 0;
-				note_ctx(ctxs, &nc, ms);
+				nt_san_note_ctx(ctxs, &nc, ms->ctx);	/* room for one per module */
 			}
 	__atomic_sub_fetch(&n_wanted, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&nt_san.lock);
@@ -480,7 +470,7 @@ int nt_san_unpatch_all(void)
 		HASH_ITER(hh, modules, ms, tmp)
 			if (ms->patched) {
 				mods[n++] = ms->mod;
-				note_ctx(ctxs, &nc, ms);
+				nt_san_note_ctx(ctxs, &nc, ms->ctx);	/* room for one per module */
 			}
 	HASH_ITER(hh, modules, ms, tmp) {	/* asked for in the window now closing */
 		__atomic_sub_fetch(&n_wanted, ms->wanted, __ATOMIC_RELAXED);

@@ -589,14 +589,9 @@ int nt_san_nodes_pressed(CUcontext *ctxs, int max)
 	if (!ctxs)
 		return 1;
 	pthread_mutex_lock(&lock);
-	for (struct block *b = blocks; b && n < max; b = b->next) {
-		int seen = 0;
-
-		for (int i = 0; i < n && !seen; i++)
-			seen = ctxs[i] == b->ctx;
-		if (b->retired && !seen)
-			ctxs[n++] = b->ctx;
-	}
+	for (struct block *b = blocks; b && n < max; b = b->next)
+		if (b->retired)
+			nt_san_note_ctx(ctxs, &n, b->ctx);
 	pthread_mutex_unlock(&lock);
 	return n;
 }
