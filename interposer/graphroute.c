@@ -18,7 +18,7 @@
  * it); a lookup of one of the names above on RTLD_NEXT or RTLD_DEFAULT
  * is passed on as well, and finds this library's exports where it should.
  *
- * With NUCATRACE_GRAPH_ROUTE other than shadow, or tracing off or in
+ * With NUCATRACE_GRAPH_ROUTE=update, or tracing off or in
  * kernels mode, nothing is wrapped: the lookups get the driver's own
  * functions, and the exported names call the driver's at once.
  *
@@ -71,7 +71,8 @@ static void find_real_dlsym(void)
 	__atomic_store_n(&real_dlsym, f, __ATOMIC_RELEASE);
 }
 
-/* Routing wanted: NUCATRACE_GRAPH_ROUTE=shadow, with a mode that may
+/* Routing wanted: NUCATRACE_GRAPH_ROUTE other than update (config.c
+ * takes any other value for shadow, the default), with a mode that may
  * trace blocks. */
 static int wanted(void)
 {
@@ -80,7 +81,7 @@ static int wanted(void)
 	if (want < 0) {
 		const char *r = getenv(NT_GRAPH_ROUTE_ENV), *m = getenv("NUCATRACE_MODE");
 
-		want = r && !strcmp(r, "shadow") && !(m && (!strcmp(m, "off") || !strcmp(m, "kernels")));
+		want = !(r && !strcmp(r, "update")) && !(m && (!strcmp(m, "off") || !strcmp(m, "kernels")));
 	}
 	return want;
 }

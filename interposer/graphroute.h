@@ -9,8 +9,8 @@
  * the rest of its life (docs/results/2026-12-05-dark-cost.md), which the
  * other route, pointing the program's exec at the twins, pays.
  *
- * On only when NUCATRACE_GRAPH_ROUTE=shadow (config.h) and libnucatrace
- * is preloaded: the CUDA runtime finds the driver's functions with
+ * On unless NUCATRACE_GRAPH_ROUTE=update (config.h), and only where
+ * libnucatrace is preloaded: the CUDA runtime finds the driver's functions with
  * cuGetProcAddress, which it finds with dlsym on its handle of libcuda,
  * so the routing answers dlsym's lookups of cuGetProcAddress (and of the
  * graph launch functions themselves), and a program linked to libcuda

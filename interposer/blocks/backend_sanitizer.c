@@ -1547,7 +1547,7 @@ static void callback(void *userdata, nt_san_domain domain, uint32_t cbid, const 
 }
 
 /* Graph launches routed through libnucatrace (interposer/graphroute.h,
- * NUCATRACE_GRAPH_ROUTE=shadow).  What the cuGraphLaunch callback does
+ * NUCATRACE_GRAPH_ROUTE=shadow, the default).  What the cuGraphLaunch callback does
  * at the launch's entry (before_launch) is done here instead, before the
  * driver is called, with the callbacks' bookkeeping: so a window that
  * points the exec at twins does it with a shadow exec (san_twins.c),

@@ -35,8 +35,8 @@
  * were once updated to other functions and back about 0.5 us a replay
  * slower for the rest of its life (docs/results/2026-12-05-dark-cost.md).
  * Where the program's graph launches come through libnucatrace
- * (NUCATRACE_GRAPH_ROUTE=shadow, interposer/graphroute.h), an exec is
- * pointed at twins without being changed: a shadow exec is made from
+ * (NUCATRACE_GRAPH_ROUTE=shadow, the default; interposer/graphroute.h),
+ * an exec is pointed at twins without being changed: a shadow exec is made from
  * the clone with its kernel nodes set to the twins' functions (then set
  * back), and launched in the exec's place until it is pointed back, when
  * the shadow is destroyed (the driver frees one still running once it

@@ -225,9 +225,11 @@ PY
 }
 check graphs-device graphs_device
 # A decode-style loop (progs/decode.cu: one graph of 4 kernels made at the
-# start, its graph destroyed, 3,000 replays) under the default policy:
-# the exec was made before any window, so each window points it at
-# instrumented twins (issue 33).  The output as untraced, node launches
+# start, its graph destroyed, 3,000 replays) under the default policy and
+# the update route (NUCATRACE_GRAPH_ROUTE=update; graph-shadow below runs
+# the same under the default, the shadow route): the exec was made
+# before any window, so each window points it at instrumented twins
+# (issue 33).  The output as untraced, node launches
 # traced and complete (check_trace.py), the exec pointed at twins, and
 # every node launch in a window traced: the window opens at the entry of
 # the replay that holds its first launch, so none is dropped; and under
@@ -252,13 +254,20 @@ if drops or traced != int(m["launches_in_windows"]):
     sys.exit(f"want every launch in a window traced: {traced} of {m['launches_in_windows']}")
 PY
 }
+# update_route FUNCTION: FUNCTION under NUCATRACE_GRAPH_ROUTE=update
+update_route() {
+	export NUCATRACE_GRAPH_ROUTE=update
+	"$@"; u_rc=$?
+	unset NUCATRACE_GRAPH_ROUTE
+	return $u_rc
+}
 graph_twins() {
 	with_opts '^checksum' 1 traced decode-default all,window=1000,skip=1000,blocks=1000000,budget=1 1 \
 		"$B/tests/gpu/decode" 3000 || return 1
 	twin_stats "$W/decode-default" || return 1
 	with_opts '^checksum' 1 traced decode-all all 1 "$B/tests/gpu/decode" 3000
 }
-check graph-twins graph_twins
+check graph-twins update_route graph_twins
 # An exec made, launched and destroyed at every replay (decode N remake)
 # under --sample all with NUCATRACE_GRAPH_TABLES=1: no module switch ever
 # frees the destroyed execs' node tables, so a graph launch waits for the
@@ -290,11 +299,9 @@ check graph-tables-all graph_tables_all
 # untraced; every launch in a window traced, none dropped; each of the
 # three configurations traced, and none after it was changed (a clone
 # that missed a change would point the exec back at the old one).
-graph_update() {
-	with_opts '^checksum' 1 traced decode-update all,window=400,skip=400,budget=40 1 \
-		"$B/tests/gpu/decode" 15000 update || return 1
-	twin_stats "$W/decode-update" || return 1
-	python3 - "$W"/decode-update/*.sqlite <<'PY'
+# configs_traced DIR: those two checks on DIR's trace
+configs_traced() {
+	python3 - "$1"/*.sqlite <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 def span(name, block):
@@ -308,8 +315,14 @@ if act256[2] > act128[1] or res256[2] > res64[1] or act128[1] > res64[1]:
     sys.exit("a configuration traced after it was changed")
 PY
 }
-check graph-update graph_update
-# The shadow route (NUCATRACE_GRAPH_ROUTE=shadow, interposer/graphroute.h):
+graph_update() {
+	with_opts '^checksum' 1 traced decode-update all,window=400,skip=400,budget=40 1 \
+		"$B/tests/gpu/decode" 15000 update || return 1
+	twin_stats "$W/decode-update" || return 1
+	configs_traced "$W/decode-update"
+}
+check graph-update update_route graph_update
+# The shadow route (the default; interposer/graphroute.h):
 # the program's graph launches come through libnucatrace, and a window
 # launches a shadow exec of the twins in the place of the program's exec,
 # which is never changed.  The decode loop under the default and updated
@@ -329,15 +342,14 @@ if int(m.get("graph_routed", 0)) == 0 or int(m.get("graph_execs_shadowed", 0)) =
 PY
 }
 graph_shadow() {
-	export NUCATRACE_GRAPH_ROUTE=shadow
 	g_rc=1
 	with_opts '^checksum' 1 traced shadow-decode all,window=1000,skip=1000,blocks=1000000,budget=1 1 \
 		"$B/tests/gpu/decode" 3000 && twin_stats "$W/shadow-decode" && shadow_stats "$W/shadow-decode" &&
 	with_opts '^checksum' 1 traced shadow-update all,window=400,skip=400,budget=40 1 \
 		"$B/tests/gpu/decode" 15000 update && twin_stats "$W/shadow-update" && shadow_stats "$W/shadow-update" &&
+		configs_traced "$W/shadow-update" &&
 	with_opts '^step [0-9]+ loss' '' traced shadow-train all,window=1000,skip=8000,budget=5 1 \
 		python3 tests/gpu/progs/torch_train.py --graphs --steps 2000 && shadow_stats "$W/shadow-train" && g_rc=0
-	unset NUCATRACE_GRAPH_ROUTE
 	return $g_rc
 }
 check graph-shadow graph_shadow

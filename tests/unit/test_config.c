@@ -60,7 +60,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.quiet, 0);
 	assert_int_equal(c.count_all, 0);
-	assert_int_equal(c.graph_shadow, 0);
+	assert_int_equal(c.graph_shadow, 1);
 	assert_int_equal(c.load_before_patch, 0);
 	assert_int_equal(c.patch_null, 0);
 	assert_int_equal(c.lazy_settle, 0);
@@ -72,7 +72,7 @@ static void test_values(void **state)
 		"NUCATRACE_MODE=blocks", "NUCATRACE_SAMPLE=all", "NUCATRACE_OUTPUT_DIR=/tmp/x",
 		"NUCATRACE_STORE=/s.db", "NUCATRACE_BUFFER_BLOCKS=4096", "NUCATRACE_BUFFER_MAX=2048",
 		"NUCATRACE_WAIT=0.5", "NUCATRACE_EXIT_WAIT=0", "NUCATRACE_GRAPH_TABLES=3", "NUCATRACE_QUIET=",
-		"NUCATRACE_COUNT_ALL=1", "NUCATRACE_BLOCKS=entry", "NUCATRACE_GRAPH_ROUTE=shadow",
+		"NUCATRACE_COUNT_ALL=1", "NUCATRACE_BLOCKS=entry", "NUCATRACE_GRAPH_ROUTE=update",
 		"NUCATRACE_LOAD_BEFORE_PATCH=1", "NUCATRACE_PATCH_NULL=1",
 		"NUCATRACE_LAZY_SETTLE=1", NULL
 	};
@@ -93,7 +93,7 @@ static void test_values(void **state)
 	assert_int_equal(c.graph_tables_mib, 3);
 	assert_int_equal(c.quiet, 1);	/* set, even empty */
 	assert_int_equal(c.count_all, 1);
-	assert_int_equal(c.graph_shadow, 1);
+	assert_int_equal(c.graph_shadow, 0);
 	assert_int_equal(c.load_before_patch, 1);
 	assert_int_equal(c.patch_null, 1);
 	assert_int_equal(c.lazy_settle, 1);
@@ -112,13 +112,13 @@ static void test_bad_values(void **state)
 	read_with(bad, &c);
 	assert_int_equal(n_warned, 7);
 	assert_non_null(strstr(warned[0], "NUCATRACE_BLOCKS='half' is not mixed, full or entry"));
-	assert_non_null(strstr(warned[1], "NUCATRACE_GRAPH_ROUTE='twin' is not update or shadow"));
+	assert_non_null(strstr(warned[1], "NUCATRACE_GRAPH_ROUTE='twin' is not shadow or update; using shadow"));
 	assert_non_null(strstr(warned[2], "NUCATRACE_BUFFER_BLOCKS='12x'"));
 	assert_non_null(strstr(warned[3], "NUCATRACE_BUFFER_MAX='-5'"));
 	assert_non_null(strstr(warned[4], "NUCATRACE_GRAPH_TABLES='0'"));
 	assert_non_null(strstr(warned[5], "NUCATRACE_WAIT='nan'"));
 	assert_non_null(strstr(warned[6], "NUCATRACE_EXIT_WAIT='1e9'"));
-	assert_int_equal(c.graph_shadow, 0);
+	assert_int_equal(c.graph_shadow, 1);
 	assert_int_equal(c.blocks, NT_BLOCKS_MIXED);
 	assert_int_equal(c.graph_tables_mib, NT_CONFIG_GRAPH_TABLES_MIB);
 	assert_int_equal(c.buffer_blocks, NT_CONFIG_BUFFER_BLOCKS);
