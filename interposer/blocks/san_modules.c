@@ -245,12 +245,42 @@ static void load_all(CUmodule mod)
 	free(fs);
 }
 
+/* A CUkernel's function in the current context, found without loading
+ * it: cuKernelGetFunction loads the function it returns (PyTorch's
+ * launches in docs/results/2026-12-07-lazy-race.md), so the kernel's
+ * module is found through its library and the function by its name,
+ * which, under lazy loading, gives a handle not loaded yet (CUDA 12.5's
+ * cuKernelGetLibrary).  0, or a driver error. */
+static CUresult kernel_function(CUfunction *f, CUmodule *mod, CUkernel k)
+{
+	static int want = -1;
+	static CUresult (*library_of)(CUlibrary *, CUkernel);
+	static CUresult (*module_of)(CUmodule *, CUlibrary);
+	static CUresult (*name_of)(const char **, CUkernel);
+	static CUresult (*function_of)(CUfunction *, CUmodule, const char *);
+	const struct nt_cuda *cu;
+	CUlibrary lib;
+	const char *name;
+	CUresult r;
+
+	if (want < 0)
+		want = (cu = nt_san_cuda()) &&
+		       (*(void **)&library_of = dlsym(cu->handle, "cuKernelGetLibrary")) &&
+		       (*(void **)&module_of = dlsym(cu->handle, "cuLibraryGetModule")) &&
+		       (*(void **)&name_of = dlsym(cu->handle, "cuKernelGetName")) &&
+		       (*(void **)&function_of = dlsym(cu->handle, "cuModuleGetFunction"));
+	if (!want)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((r = library_of(&lib, k)) || (r = module_of(mod, lib)) || (r = name_of(&name, k)))
+		return r;
+	return function_of(f, *mod, name);
+}
+
 void nt_san_lazy_settle(CUfunction f)
 {
 	static int want = -1;
 	static CUresult (*is_loaded)(CUfunctionLoadingState *, CUfunction);
 	static CUresult (*load)(CUfunction);
-	static CUresult (*kernel_function)(CUfunction *, CUkernel);
 	static CUresult (*module_of)(CUmodule *, CUfunction);
 	const struct nt_cuda *cu;
 	CUfunctionLoadingState state;
@@ -263,19 +293,20 @@ void nt_san_lazy_settle(CUfunction f)
 		want = nt_san.cfg.lazy_settle && (cu = nt_san_cuda()) &&
 		       (*(void **)&is_loaded = dlsym(cu->handle, "cuFuncIsLoaded")) &&
 		       (*(void **)&load = dlsym(cu->handle, "cuFuncLoad")) &&
-		       (*(void **)&kernel_function = dlsym(cu->handle, "cuKernelGetFunction")) &&
 		       (*(void **)&module_of = dlsym(cu->handle, "cuFuncGetModule"));
 	if (!want || !f)
 		return;
 	if (is_loaded(&state, f)) {	/* a CUkernel: its function in this context */
 		CUfunction g;
 
-		if (kernel_function(&g, (CUkernel)f) || is_loaded(&state, g))
+		if (kernel_function(&g, &mod, (CUkernel)f) || is_loaded(&state, g))
 			return;
 		f = g;
 		kernel = 1;
+	} else if (module_of(&mod, f)) {
+		return;
 	}
-	if (state != CU_FUNCTION_LOADING_STATE_UNLOADED || module_of(&mod, f))
+	if (state != CU_FUNCTION_LOADING_STATE_UNLOADED)
 		return;
 	pthread_mutex_lock(&nt_san.lock);
 	HASH_FIND_PTR(modules, &mod, ms);

@@ -503,11 +503,69 @@ CUresult cuFuncLoad(CUfunction f)
 	return load && !load((long)(uintptr_t)f) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* The fake program names its functions by CUfunction, never CUkernel. */
+/* CUkernel handles (FAKECUDA_KERNEL_HANDLES=1, fakesanitizer_gpu.c's
+ * fakegpu_launch): a launched function's id plus FAKEGPU_KERNEL_BASE; its
+ * library, the module's id plus FAKE_LIBRARY_BASE.  Without it no launch
+ * names a CUkernel, and a handle that is none is refused. */
+#define FAKEGPU_KERNEL_BASE 0x100000
+#define FAKE_LIBRARY_BASE 0x200000
+
+/* kernel's function id, its module in *mod; 0: not a kernel launched */
+static long kernel_func(CUkernel kernel, long *mod)
+{
+	long k = (long)(uintptr_t)kernel - FAKEGPU_KERNEL_BASE;
+
+	return k > 0 && k < FAKEGPU_KERNEL_BASE && launched_func((CUfunction)(uintptr_t)k, mod) >= 0 ? k : 0;
+}
+
+/* The function of a CUkernel in the current context, loaded: the driver
+ * loads it here, as PyTorch's launches showed (session 44). */
 CUresult cuKernelGetFunction(CUfunction *f, CUkernel kernel)
 {
-	(void)f, (void)kernel;
-	return gpu() ? CUDA_ERROR_INVALID_HANDLE : no();
+	long k;
+
+	if (!gpu())
+		return no();
+	if (!f || !(k = kernel_func(kernel, NULL)))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*f = (CUfunction)(uintptr_t)k;
+	return cuFuncLoad(*f);
+}
+
+CUresult cuKernelGetLibrary(CUlibrary *lib, CUkernel kernel)
+{
+	long mod = 0;
+
+	if (!gpu())
+		return no();
+	if (!lib || !kernel_func(kernel, &mod))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*lib = (CUlibrary)(uintptr_t)(mod + FAKE_LIBRARY_BASE);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
+{
+	long m = (long)(uintptr_t)lib - FAKE_LIBRARY_BASE;
+
+	if (!gpu())
+		return no();
+	if (!mod || m <= 0 || m >= FAKE_LIBRARY_BASE)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*mod = (CUmodule)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel kernel)
+{
+	const char *(*name_of)(long) = (const char *(*)(long))gpu_sym("fakegpu_func_name");
+	long k;
+
+	if (!gpu())
+		return no();
+	if (!name || !(k = kernel_func(kernel, NULL)) || !name_of || !(*name = name_of(k)))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
 }
 
 /* ---- instrumented twins (FAKECUDA_TWINS=1) -------------------------------- */
@@ -753,10 +811,19 @@ CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	return CUDA_SUCCESS;
 }
 
+/* A function the program launched, found in its module by name (under
+ * lazy loading not loaded: CUDA 12.4's cuModuleGetFunction); else, with
+ * FAKECUDA_TWINS=1, a new one of a twin module. */
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 {
 	void (*named)(long, const char *) = (void (*)(long, const char *))gpu_sym("fakegpu_func_named");
+	long (*find)(long, const char *) = (long (*)(long, const char *))gpu_sym("fakegpu_func_find");
+	long known;
 
+	if (gpu() && f && name && find && (known = find((long)(uintptr_t)mod, name))) {
+		*f = (CUfunction)(uintptr_t)known;
+		return CUDA_SUCCESS;
+	}
 	if (!twins())
 		return no();
 	if (!named || !name || next_func >= MAX_GRAPHS)

@@ -42,7 +42,8 @@
  * run those, with the code their modules have at that moment, until set
  * again; the program's own functions for the nodes stay what
  * fakegpu_graph() compares with.  fakegpu_func_name() gives a function's
- * name as a launch named it, fakegpu_func_named() names one (a twin's).
+ * name as a launch named it, fakegpu_func_named() names one (a twin's),
+ * fakegpu_func_find() finds a launched one by module and name.
  *
  * The driver may also make an exec of its own (cuGraphInstantiateWithFlags
  * of a clone: fakegpu_instantiate_as, the interposer's shadow exec), whose
@@ -84,6 +85,9 @@
 #include "kernels/blockrec.h"
 
 #define MAX_IDS 4096
+/* FAKECUDA_KERNEL_HANDLES=1: a launch's CUkernel is its function's id plus
+ * this (fakecuda_gpu.c) */
+#define FAKEGPU_KERNEL_BASE 0x100000
 #define MAX_EXEC_NODES 8	/* of an exec's nodes, those whose code is checked */
 #define ENTRY_ONLY 4	/* instr: the entry site runs nt_block_enter_only */
 #define NULL_CB 8	/* instr: callbacks that do nothing (NUCATRACE_PATCH_NULL) */
@@ -758,12 +762,17 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 
 	run_pending();
 	pthread_mutex_lock(&g.lock);
-	if (id_of((void *)func)) {	/* what cuFuncGetModule says */
+	if (id_of((void *)func)) {	/* what cuFuncGetModule and cuKernelGetName say */
 		g.func_mod[id_of((void *)func)] = mod;
 		g.func_ctx[id_of((void *)func)] = ctx;
+		if (!g.fname[id_of((void *)func)])
+			g.fname[id_of((void *)func)] = name;
 	}
 	pthread_mutex_unlock(&g.lock);
-	p.f = (CUfunction)func;
+	/* FAKECUDA_KERNEL_HANDLES=1: the launch names a CUkernel, as the CUDA
+	 * runtime's launches do since CUDA 12 (fakecuda_gpu.c's cuKernel
+	 * calls answer for it); the launch callbacks still name the function */
+	p.f = (CUfunction)(func + (getenv("FAKECUDA_KERNEL_HANDLES") ? FAKEGPU_KERNEL_BASE : 0));
 	p.gridDimX = grid, p.gridDimY = 1, p.gridDimZ = 1;
 	p.blockDimX = block, p.blockDimY = 1, p.blockDimZ = 1;
 	p.sharedMemBytes = smem;
@@ -877,6 +886,20 @@ __attribute__((visibility("default"))) void fakegpu_func_named(long f, const cha
 {
 	if (id_of((void *)f))
 		g.fname[id_of((void *)f)] = strdup(name);
+}
+
+/* The function named name that a launch made known in module mod (what
+ * cuModuleGetFunction finds there, not loading it), or 0. */
+__attribute__((visibility("default"))) long fakegpu_func_find(long mod, const char *name)
+{
+	long f = 0;
+
+	pthread_mutex_lock(&g.lock);
+	for (long id = 1; id < MAX_IDS && !f; id++)
+		if (g.func_mod[id] == mod && g.fname[id] && !strcmp(g.fname[id], name))
+			f = id;
+	pthread_mutex_unlock(&g.lock);
+	return f;
 }
 
 /* cuGraphInstantiateWithFlags of exec (graph handle the same number),
