@@ -4,10 +4,16 @@
 # tests/gpu/progs/lazy_race.cu.)  $PR rounds of the variants $TV, one run
 # each, interleaved, until $LIMIT seconds have passed:
 #   plain    the program alone
-#   base     under all,window=1000,skip=500,budget=1 (--blocks mixed): its
-#            128 lazy launches in the window's second phase (both sites)
-#   phase1   the same with warm=600: in the first phase (entry site)
-#   full     --blocks full with warm=600 (both sites, no phase switch)
+#   base     under all,window=300,skip=1300,budget=1 (--blocks mixed): the
+#            first phase launches 1301-1600 (entry site), the second
+#            1601-1900 (both sites), with the 128 lazy launches (1601-1792)
+#   phase1   the same with skip=1550: the lazy launches in the first phase
+#   full     --blocks full with skip=1550 (both sites, no phase switch)
+# (Until session 45 the window was 1,000 launches from launch 501: the
+# first phase's 1,000 spins of 16,896 blocks filled the record buffers
+# (NUCATRACE_BUFFER_MAX, 16 Mi blocks), and the second phase closed about
+# 26 launches in, before the lazy launches, in every variant with records:
+# docs/results/2026-12-07-lazy-race.md.)
 #   eager    base under CUDA_MODULE_LOADING=EAGER (nothing loads lazily)
 #   load     base under NUCATRACE_LOAD_BEFORE_PATCH=1
 #   null     base under NUCATRACE_PATCH_NULL=1 (callbacks that do nothing)
@@ -28,10 +34,10 @@ for r in $(seq ${PR:-40}); do
 	for v in ${TV:-plain base eager null load settle phase1 full}; do
 		[ $(($(date +%s) - T0)) -lt ${LIMIT:-200} ] || break 2
 		rm -rf $W/t && mkdir -p $W/t
-		warm=1600 ml=LAZY lp=0 pn=0 ls=0 bl=mixed
+		warm=1600 skip=1300 ml=LAZY lp=0 pn=0 ls=0 bl=mixed
 		case $v in
-		phase1) warm=600 ;;
-		full) bl=full warm=600 ;;
+		phase1) skip=1550 ;;
+		full) bl=full skip=1550 ;;
 		eager) ml=EAGER ;;
 		load) lp=1 ;;
 		null) pn=1 ;;
@@ -42,7 +48,7 @@ for r in $(seq ${PR:-40}); do
 			CUDA_MODULE_LOADING=$ml timeout 120 $P $warm >$W/t/out 2>$W/t/err
 		else
 			CUDA_MODULE_LOADING=$ml NUCATRACE_LOAD_BEFORE_PATCH=$lp NUCATRACE_PATCH_NULL=$pn NUCATRACE_LAZY_SETTLE=$ls NUCATRACE_BLOCKS=$bl \
-			timeout 120 $NT run --no-calibrate --sample all,window=1000,skip=500,budget=1 \
+			timeout 120 $NT run --no-calibrate --sample all,window=300,skip=$skip,budget=1 \
 				--output-dir $W/t -- $P $warm >$W/t/out 2>$W/t/err
 		fi
 		rc=$?

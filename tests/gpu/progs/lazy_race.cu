@@ -11,9 +11,10 @@
 // (1000).  Nothing is waited for until the end.  Under CUDA's lazy
 // loading (the default since CUDA 12.2) each lazy<k> is loaded into the
 // module at its first launch, while spin runs; under a policy whose
-// window has patched the module by then (all,window=1000,skip=500: the
-// launches 500-1499 at the entry site, 1500-2499 at both, under --blocks
-// mixed), the Compute Sanitizer patches it as it loads
+// window has patched the module by then (lazy_race.sh's
+// all,window=300,skip=1300: the launches 1301-1600 at the entry site,
+// 1601-1900 at both, under --blocks mixed), the Compute Sanitizer
+// patches it as it loads
 // (docs/interposer.md, "Functions loaded lazily").  PyTorch's captured
 // step loads 7 functions so in every run, and now and then dies with
 // "misaligned address" (docs/results/2026-12-07-lazy-loads.md): this
