@@ -255,7 +255,7 @@ static CUresult kernel_function(CUfunction *f, CUmodule *mod, CUkernel k)
 {
 	static int want = -1;
 	static CUresult (*library_of)(CUlibrary *, CUkernel);
-	static CUresult (*module_of)(CUmodule *, CUlibrary);
+	static CUresult (*library_module)(CUmodule *, CUlibrary);
 	static CUresult (*name_of)(const char **, CUkernel);
 	static CUresult (*function_of)(CUfunction *, CUmodule, const char *);
 	const struct nt_cuda *cu;
@@ -266,12 +266,12 @@ static CUresult kernel_function(CUfunction *f, CUmodule *mod, CUkernel k)
 	if (want < 0)
 		want = (cu = nt_san_cuda()) &&
 		       (*(void **)&library_of = dlsym(cu->handle, "cuKernelGetLibrary")) &&
-		       (*(void **)&module_of = dlsym(cu->handle, "cuLibraryGetModule")) &&
+		       (*(void **)&library_module = dlsym(cu->handle, "cuLibraryGetModule")) &&
 		       (*(void **)&name_of = dlsym(cu->handle, "cuKernelGetName")) &&
 		       (*(void **)&function_of = dlsym(cu->handle, "cuModuleGetFunction"));
 	if (!want)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if ((r = library_of(&lib, k)) || (r = module_of(mod, lib)) || (r = name_of(&name, k)))
+	if ((r = library_of(&lib, k)) || (r = library_module(mod, lib)) || (r = name_of(&name, k)))
 		return r;
 	return function_of(f, *mod, name);
 }

@@ -762,13 +762,12 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 
 	run_pending();
 	pthread_mutex_lock(&g.lock);
-	if (id_of((void *)func)) {	/* what cuFuncGetModule and cuKernelGetName say */
+	if (id_of((void *)func)) {	/* what cuFuncGetModule says */
 		g.func_mod[id_of((void *)func)] = mod;
 		g.func_ctx[id_of((void *)func)] = ctx;
-		if (!g.fname[id_of((void *)func)])
-			g.fname[id_of((void *)func)] = name;
 	}
 	pthread_mutex_unlock(&g.lock);
+	launch_data(&d, ctx, mod, func, name, grid, block, stream);	/* (names func for cuKernelGetName) */
 	/* FAKECUDA_KERNEL_HANDLES=1: the launch names a CUkernel, as the CUDA
 	 * runtime's launches do since CUDA 12 (fakecuda_gpu.c's cuKernel
 	 * calls answer for it); the launch callbacks still name the function */
@@ -780,7 +779,6 @@ __attribute__((visibility("default"))) void fakegpu_launch(long ctx, long mod, l
 	api.functionName = "cuLaunchKernel";
 	api.functionParams = &p;
 	call(NT_SAN_CB_DOMAIN_DRIVER_API, NT_SAN_CBID_DRIVER_cuLaunchKernel, &api);
-	launch_data(&d, ctx, mod, func, name, grid, block, stream);
 	launch.set = 0;
 	launch.loading = 1;	/* any launch's callbacks (session 12, runs 5 and 8) */
 	pthread_mutex_lock(&driver_lock);
