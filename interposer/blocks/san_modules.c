@@ -245,12 +245,13 @@ static void load_all(CUmodule mod)
 	free(fs);
 }
 
-/* A CUkernel's function in the current context, found without loading
- * it: cuKernelGetFunction loads the function it returns (PyTorch's
+/* A CUkernel's function in the current context, meant to be found without
+ * loading it: cuKernelGetFunction loads the function it returns (PyTorch's
  * launches in docs/results/2026-12-07-lazy-race.md), so the kernel's
- * module is found through its library and the function by its name,
- * which, under lazy loading, gives a handle not loaded yet (CUDA 12.5's
- * cuKernelGetLibrary).  0, or a driver error. */
+ * module is found through its library and the function by its name
+ * (CUDA 12.5's cuKernelGetLibrary).  On driver 580 this loads it too,
+ * before the wait (an H100, docs/results/2026-12-07-shadow-default-
+ * recheck.md).  0, or a driver error. */
 static CUresult kernel_function(CUfunction *f, CUmodule *mod, CUkernel k)
 {
 	static int want = -1;
