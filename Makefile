@@ -168,10 +168,10 @@ $(BUILD)/tests/print_errno: tests/fault/print_errno.c
 	$(CC) -o $@ $<
 # The stand-in sanitizer, and with FAKESANITIZER_GPU=1 a simulated GPU.
 $(BUILD)/tests/libfakesanitizer.so: tests/fault/fakesanitizer.c tests/fault/fakesanitizer_gpu.c \
-		interposer/blocks/sanitizer.def interposer/blocks/sanitizer_abi.h kernels/blockrec.h
+		interposer/blocks/sanitizer.def interposer/blocks/sanitizer_abi.h kernels/blockrec.h tests/fault/fakegpu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-unused-parameter -shared -fPIC -o $@ $(filter %.c,$^) -lpthread
-$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c tests/fault/fakecuda_gpu.c core/gpu/cudrv.def
+$(BUILD)/tests/libfakecuda.so: tests/fault/fakecuda.c tests/fault/fakecuda_gpu.c core/gpu/cudrv.def tests/fault/fakegpu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $(filter %.c,$^) -ldl
 $(BUILD)/tests/libfakecuda-old.so: tests/fault/fakecuda.c core/gpu/cudrv.def

@@ -57,6 +57,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/fault/fakegpu.h"
+
 /* A function of the simulated GPU's sanitizer (fakesanitizer_gpu.c), or
  * NULL when it is not loaded.  The handle is closed at once: the
  * interposer that loaded the library keeps it loaded. */
@@ -507,7 +509,6 @@ CUresult cuFuncLoad(CUfunction f)
  * fakegpu_launch): a launched function's id plus FAKEGPU_KERNEL_BASE; its
  * library, the module's id plus FAKE_LIBRARY_BASE.  Without it no launch
  * names a CUkernel, and a handle that is none is refused. */
-#define FAKEGPU_KERNEL_BASE 0x100000
 #define FAKE_LIBRARY_BASE 0x200000
 
 /* kernel's function id, its module in *mod; 0: not a kernel launched */
@@ -811,8 +812,10 @@ CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	return CUDA_SUCCESS;
 }
 
-/* A function the program launched, found in its module by name (under
- * lazy loading not loaded: CUDA 12.4's cuModuleGetFunction); else, with
+/* A function the program launched, found in its module by name, not
+ * loaded (on driver 580 the lookup that ends here loaded it, an H100:
+ * docs/results/2026-12-07-shadow-default-recheck.md; so test 0278 checks
+ * the order of nt_san_lazy_settle's calls, not the driver); else, with
  * FAKECUDA_TWINS=1, a new one of a twin module. */
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 {

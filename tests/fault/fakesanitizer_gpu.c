@@ -83,11 +83,9 @@
 
 #include "interposer/blocks/sanitizer_abi.h"
 #include "kernels/blockrec.h"
+#include "tests/fault/fakegpu.h"
 
 #define MAX_IDS 4096
-/* FAKECUDA_KERNEL_HANDLES=1: a launch's CUkernel is its function's id plus
- * this (fakecuda_gpu.c) */
-#define FAKEGPU_KERNEL_BASE 0x100000
 #define MAX_EXEC_NODES 8	/* of an exec's nodes, those whose code is checked */
 #define ENTRY_ONLY 4	/* instr: the entry site runs nt_block_enter_only */
 #define NULL_CB 8	/* instr: callbacks that do nothing (NUCATRACE_PATCH_NULL) */
@@ -887,7 +885,7 @@ __attribute__((visibility("default"))) void fakegpu_func_named(long f, const cha
 }
 
 /* The function named name that a launch made known in module mod (what
- * cuModuleGetFunction finds there, not loading it), or 0. */
+ * fakecuda_gpu.c's cuModuleGetFunction finds there, not loading it), or 0. */
 __attribute__((visibility("default"))) long fakegpu_func_find(long mod, const char *name)
 {
 	long f = 0;
