@@ -293,6 +293,8 @@ bench: all $(GPU_PROGS) $(BUILD)/tests/gpu/subcost.so sitecost bench-report
 	@BUILD=$(BUILD) python3 tests/bench/stream_sweep.py
 	@# block records from the GPU into the trace: the triad loop under all (issue 32's goals)
 	@BUILD=$(BUILD) python3 tests/bench/records.py
+	@# graph replays of execs made before the window, beside the floor (issue 33's goal)
+	@BUILD=$(BUILD) python3 tests/bench/graphs.py --goal decode:default=1.01
 	@BUILD=$(BUILD) python3 tests/bench/interposer.py
 	@# the eager loop's goals, each run in turns with bare ones (host drift cancels),
 	@# host-bound (train-long) and paced by the GPU (train-gpu-long);
