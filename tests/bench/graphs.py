@@ -74,12 +74,17 @@ META = ("windows", "graph_routed", "graph_execs_shadowed", "graph_execs_twinned"
 
 
 def trace_facts(folder):
+    """The trace's facts, or None where there is none (--sample none
+    writes none)."""
     paths = glob.glob(os.path.join(folder, "*.sqlite"))
+    if not paths:
+        return None
     if len(paths) != 1:
         raise SystemExit(f"{folder}: {len(paths)} traces")
     db = sqlite3.connect(f"file:{paths[0]}?mode=ro", uri=True)
     meta = dict(db.execute("select key, value from meta"))
-    nodes, glaunches = db.execute("select count(*), count(distinct graph_launch) from launches"
+    # a graph launch is an exec's (or a shadow's: a graph of its own) launch id
+    nodes, glaunches = db.execute("select count(*), count(distinct graph || ':' || graph_launch) from launches"
                                   " where traced = 1 and graph is not null").fetchone()
     drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
     db.close()
@@ -105,7 +110,9 @@ def run_once(cmd, cfg, policy, out_dir, limit):
         raise SystemExit(f"{' '.join(args)}: exit {p.returncode}")
     got = {"program_s": wall, "out": p.stdout}
     if pre is not None:
-        got["trace"] = trace_facts(out_dir)
+        t = trace_facts(out_dir)
+        if t:
+            got["trace"] = t
         for f in os.listdir(out_dir):
             os.unlink(os.path.join(out_dir, f))
     return got
