@@ -245,36 +245,101 @@ static void load_all(CUmodule mod)
 	free(fs);
 }
 
-/* A CUkernel's function in the current context, meant to be found without
- * loading it: cuKernelGetFunction loads the function it returns (PyTorch's
- * launches in docs/results/2026-12-07-lazy-race.md), so the kernel's
- * module is found through its library and the function by its name
- * (CUDA 12.5's cuKernelGetLibrary).  On driver 580 this loads it too,
- * before the wait (an H100, docs/results/2026-12-07-shadow-default-
- * recheck.md).  0, or a driver error. */
-static CUresult kernel_function(CUfunction *f, CUmodule *mod, CUkernel k)
+/* The function called name among mod's, from cuModuleEnumerateFunctions,
+ * whose handles may be of functions not loaded yet (its documentation),
+ * matched by cuFuncGetName: 0, CUDA_ERROR_NOT_FOUND, a driver error, or
+ * CUDA_ERROR_NOT_SUPPORTED without CUDA 12.4's calls. */
+static CUresult enumerated_function(CUfunction *f, CUmodule mod, const char *name)
+{
+	static int want = -1;
+	static CUresult (*count_fn)(unsigned *, CUmodule);
+	static CUresult (*list_fn)(CUfunction *, unsigned, CUmodule);
+	static CUresult (*name_fn)(const char **, CUfunction);
+	const struct nt_cuda *cu;
+	CUfunction *fs;
+	const char *s;
+	unsigned n = 0;
+	CUresult r;
+
+	if (want < 0)
+		want = (cu = nt_san_cuda()) &&
+		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
+		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions")) &&
+		       (*(void **)&name_fn = dlsym(cu->handle, "cuFuncGetName"));
+	if (!want)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((r = count_fn(&n, mod)))
+		return r;
+	if (!n)
+		return CUDA_ERROR_NOT_FOUND;
+	if (!(fs = calloc(n, sizeof(*fs))))	/* (NULL where fewer come) */
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!(r = list_fn(fs, n, mod))) {
+		r = CUDA_ERROR_NOT_FOUND;
+		for (unsigned i = 0; i < n && r; i++)
+			if (fs[i] && !name_fn(&s, fs[i]) && s && !strcmp(s, name)) {
+				*f = fs[i];
+				r = CUDA_SUCCESS;
+			}
+	}
+	free(fs);
+	return r;
+}
+
+/* A CUkernel's module in the current context and its name, through its
+ * library (CUDA 12.5's cuKernelGetLibrary), neither loading the
+ * function: cuKernelGetFunction loads the function it returns (PyTorch's
+ * launches in docs/results/2026-12-07-lazy-race.md).  0, or a driver
+ * error. */
+static CUresult kernel_module(CUmodule *mod, const char **name, CUkernel k)
 {
 	static int want = -1;
 	static CUresult (*library_of)(CUlibrary *, CUkernel);
 	static CUresult (*library_module)(CUmodule *, CUlibrary);
 	static CUresult (*name_of)(const char **, CUkernel);
-	static CUresult (*function_of)(CUfunction *, CUmodule, const char *);
 	const struct nt_cuda *cu;
 	CUlibrary lib;
-	const char *name;
 	CUresult r;
 
 	if (want < 0)
 		want = (cu = nt_san_cuda()) &&
 		       (*(void **)&library_of = dlsym(cu->handle, "cuKernelGetLibrary")) &&
 		       (*(void **)&library_module = dlsym(cu->handle, "cuLibraryGetModule")) &&
-		       (*(void **)&name_of = dlsym(cu->handle, "cuKernelGetName")) &&
-		       (*(void **)&function_of = dlsym(cu->handle, "cuModuleGetFunction"));
+		       (*(void **)&name_of = dlsym(cu->handle, "cuKernelGetName"));
 	if (!want)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if ((r = library_of(&lib, k)) || (r = library_module(mod, lib)) || (r = name_of(&name, k)))
+	if ((r = library_of(&lib, k)) || (r = library_module(mod, lib)))
 		return r;
-	return function_of(f, *mod, name);
+	return name_of(name, k);
+}
+
+/* The function called name in mod, meant to be found without loading it:
+ * among the module's (enumerated_function).  cuModuleGetFunction loaded
+ * it on driver 580, before the wait (an H100, docs/results/2026-12-07-
+ * shadow-default-recheck.md): it is the lookup only where
+ * cuModuleEnumerateFunctions is not.  0, or a driver error. */
+static CUresult module_function(CUfunction *f, CUmodule mod, const char *name)
+{
+	const struct nt_cuda *cu;
+	CUresult r;
+
+	if ((r = enumerated_function(f, mod, name)) != CUDA_ERROR_NOT_SUPPORTED)
+		return r;
+	return (cu = nt_san_cuda()) ? cu->cuModuleGetFunction(f, mod, name) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* mod's context if it is patched now, else NULL. */
+static CUcontext patched_context(CUmodule mod)
+{
+	struct mod_state *ms;
+	CUcontext ctx = NULL;
+
+	pthread_mutex_lock(&nt_san.lock);
+	HASH_FIND_PTR(modules, &mod, ms);
+	if (ms && ms->patched)
+		ctx = ms->ctx;
+	pthread_mutex_unlock(&nt_san.lock);
+	return ctx;
 }
 
 void nt_san_lazy_settle(CUfunction f)
@@ -285,9 +350,8 @@ void nt_san_lazy_settle(CUfunction f)
 	static CUresult (*module_of)(CUmodule *, CUfunction);
 	const struct nt_cuda *cu;
 	CUfunctionLoadingState state;
-	struct mod_state *ms;
 	CUmodule mod;
-	CUcontext ctx = NULL;
+	CUcontext ctx;
 	int kernel = 0;
 
 	if (want < 0)
@@ -298,23 +362,20 @@ void nt_san_lazy_settle(CUfunction f)
 	if (!want || !f)
 		return;
 	if (is_loaded(&state, f)) {	/* a CUkernel: its function in this context */
+		const char *name;
 		CUfunction g;
 
-		if (kernel_function(&g, &mod, (CUkernel)f) || is_loaded(&state, g))
+		/* (the module first: a lookup among its functions only where
+		 * one may load into it patched) */
+		if (kernel_module(&mod, &name, (CUkernel)f) || !patched_context(mod) ||
+		    module_function(&g, mod, name) || is_loaded(&state, g))
 			return;
 		f = g;
 		kernel = 1;
 	} else if (module_of(&mod, f)) {
 		return;
 	}
-	if (state != CU_FUNCTION_LOADING_STATE_UNLOADED)
-		return;
-	pthread_mutex_lock(&nt_san.lock);
-	HASH_FIND_PTR(modules, &mod, ms);
-	if (ms && ms->patched)
-		ctx = ms->ctx;
-	pthread_mutex_unlock(&nt_san.lock);
-	if (!ctx)
+	if (state != CU_FUNCTION_LOADING_STATE_UNLOADED || !(ctx = patched_context(mod)))
 		return;
 	settle(&ctx, 1);
 	if (!load(f))

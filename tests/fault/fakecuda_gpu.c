@@ -812,11 +812,10 @@ CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	return CUDA_SUCCESS;
 }
 
-/* A function the program launched, found in its module by name, not
- * loaded (on driver 580 the lookup that ends here loaded it, an H100:
- * docs/results/2026-12-07-shadow-default-recheck.md; so test 0278 checks
- * the order of nt_san_lazy_settle's calls, not the driver); else, with
- * FAKECUDA_TWINS=1, a new one of a twin module. */
+/* A function the program launched, found in its module by name and
+ * loaded, as driver 580 loaded it (an H100: docs/results/2026-12-07-
+ * shadow-default-recheck.md); else, with FAKECUDA_TWINS=1, a new one of a
+ * twin module. */
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 {
 	void (*named)(long, const char *) = (void (*)(long, const char *))gpu_sym("fakegpu_func_named");
@@ -825,7 +824,7 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 
 	if (gpu() && f && name && find && (known = find((long)(uintptr_t)mod, name))) {
 		*f = (CUfunction)(uintptr_t)known;
-		return CUDA_SUCCESS;
+		return cuFuncLoad(*f);
 	}
 	if (!twins())
 		return no();
@@ -837,11 +836,49 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 	return CUDA_SUCCESS;
 }
 
+/* A module's functions that launches made known, none loaded by the call
+ * (CUDA 12.4's calls; its documentation: the handles may be of functions
+ * not loaded yet); with FAKECUDA_KERNEL_HANDLES=1 or FAKECUDA_TWINS=1. */
+static int enumerates(void)
+{
+	return twins() || (gpu() && getenv("FAKECUDA_KERNEL_HANDLES"));
+}
+
+CUresult cuModuleGetFunctionCount(unsigned *count, CUmodule mod)
+{
+	int (*funcs)(long, long *, int) = (int (*)(long, long *, int))gpu_sym("fakegpu_module_funcs");
+
+	if (!enumerates())
+		return no();
+	if (!count || !funcs)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = (unsigned)funcs((long)(uintptr_t)mod, NULL, 0);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *fs, unsigned n, CUmodule mod)
+{
+	int (*funcs)(long, long *, int) = (int (*)(long, long *, int))gpu_sym("fakegpu_module_funcs");
+	long ids[256];
+	int k;
+
+	if (!enumerates())
+		return no();
+	if (!fs || !funcs || n > 256)
+		return CUDA_ERROR_INVALID_VALUE;
+	k = funcs((long)(uintptr_t)mod, ids, (int)n);
+	for (int i = 0; i < k && i < (int)n; i++)
+		fs[i] = (CUfunction)(uintptr_t)ids[i];
+	return CUDA_SUCCESS;
+}
+
+/* A function's name as its launches named it (with FAKECUDA_TWINS=1, a
+ * twin's as cuModuleGetFunction named it). */
 CUresult cuFuncGetName(const char **name, CUfunction f)
 {
 	const char *(*name_of)(long) = (const char *(*)(long))gpu_sym("fakegpu_func_name");
 
-	if (!twins())
+	if (!enumerates())
 		return no();
 	if (!name_of || !(*name = name_of((long)(uintptr_t)f)))
 		return CUDA_ERROR_INVALID_HANDLE;

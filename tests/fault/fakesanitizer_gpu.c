@@ -898,6 +898,24 @@ __attribute__((visibility("default"))) long fakegpu_func_find(long mod, const ch
 	return f;
 }
 
+/* The functions of module mod that launches made known, up to n of them
+ * into out (fakecuda_gpu.c's cuModuleEnumerateFunctions, loading none):
+ * how many there are. */
+__attribute__((visibility("default"))) int fakegpu_module_funcs(long mod, long *out, int n)
+{
+	int k = 0;
+
+	pthread_mutex_lock(&g.lock);
+	for (long id = 1; id < MAX_IDS; id++)
+		if (g.func_mod[id] == mod && g.fname[id]) {
+			if (k < n)
+				out[k] = id;
+			k++;
+		}
+	pthread_mutex_unlock(&g.lock);
+	return k;
+}
+
 /* cuGraphInstantiateWithFlags of exec (graph handle the same number),
  * made from n kernel nodes: its callbacks, the exec made or not (the call
  * fails after the exec-created callback). */
