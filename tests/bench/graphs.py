@@ -14,7 +14,8 @@ Workloads:
           and replayed --steps times (2,000), under --sample POLICY
           (default all,window=1000,skip=1000,budget=5: windows in the
           replays, as train-graphs-dark has them); timed: the replays
-          ("train"), the median step and the program's wall time.  The
+          ("train"), the median step's host time (a replay queued; every
+          10th waits for the losses) and the program's wall time.  The
           losses it prints every 10 steps must equal plain's.
 
 Configurations, run in turns repetition by repetition (the order rotated
@@ -40,6 +41,10 @@ interval's upper end is at or below R, missed when its lower end is above
 it, else cannot tell.  Traced runs also give, from the trace: the
 windows, node launches traced and in how many graph launches, graph
 launches routed, shadow execs, and launches dropped (by reason).
+
+A run that exits non-zero (a program that dies under tracing) is counted
+as failed with its first error line, left out of the medians and of the
+ratios of its repetition; the script goes on and exits 1.
 
 Usage: graphs.py [--only decode,torch] [--reps N] [--configs plain,floor,...]
                  [--replays N] [--steps N] [--policy POLICY] [--goal [WORKLOAD:]CONFIG=R]
@@ -105,10 +110,13 @@ def run_once(cmd, cfg, policy, out_dir, limit):
     except subprocess.TimeoutExpired:
         raise SystemExit(f"{' '.join(args)}: still running after {limit:.0f} s")
     wall = time.perf_counter() - t0
-    if p.returncode:
-        sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
-        raise SystemExit(f"{' '.join(args)}: exit {p.returncode}")
     got = {"program_s": wall, "out": p.stdout}
+    if p.returncode:
+        # a program that dies under tracing is a result: counted, its
+        # error kept, left out of the medians
+        sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
+        err = [l for l in p.stderr.splitlines() if "rror" in l]
+        got["failed"] = f"exit {p.returncode}" + (f": {err[0].strip()[:160]}" if err else "")
     if pre is not None:
         t = trace_facts(out_dir)
         if t:
@@ -180,40 +188,58 @@ def main():
             k = rep % len(configs)
             for c in configs[k:] + configs[:k]:
                 x = run_once(cmd, c, policy, out_dir, a.limit)
+                runs[c].append(x)
+                if "failed" in x:
+                    print(f"{w} repetition {rep + 1} {c}: FAILED, {x['failed']}", file=sys.stderr, flush=True)
+                    continue
                 for m, rx in spec["metrics"].items():
                     got = re.search(rx, x["out"], re.M)
                     if not got:
                         raise SystemExit(f"{' '.join(cmd)} ({c}): no '{m}' in its output:\n{x['out'][-2000:]}")
                     x[m] = float(got[1])
                 x["same"] = re.findall(spec["same"], x["out"], re.M)
-                runs[c].append(x)
                 print(f"{w} repetition {rep + 1} {c}: " +
                       " ".join(f"{m}={x[m]:.6g}" for m in ["program_s", *spec["metrics"]]) +
                       (f" trace={x['trace']}" if "trace" in x else ""), file=sys.stderr, flush=True)
         print(f"\n{w}: {' '.join(cmd)}" + (f" (traced runs: --sample {policy})" if policy else ""))
-        ref = runs["plain"][0]["same"]
-        differ = [f"{c} repetition {i + 1}" for c in configs for i, x in enumerate(runs[c]) if x["same"] != ref]
+        for c in configs:
+            failed = [x["failed"] for x in runs[c] if "failed" in x]
+            if failed:
+                print(f"  {c}: {len(failed)} of {len(runs[c])} runs FAILED ({'; '.join(sorted(set(failed)))})")
+                bad = True
+        ok = {c: [x for x in runs[c] if "failed" not in x] for c in configs}
+        if not ok["plain"] or not ok["floor"]:
+            print("  no table: plain or the floor has no run that ended well")
+            continue
+        shown = [c for c in configs if ok[c]]	# those with a run that ended well
+        ref = ok["plain"][0]["same"]
+        differ = [f"{c} repetition {i + 1}" for c in shown for i, x in enumerate(runs[c])
+                  if "failed" not in x and x["same"] != ref]
         print(f"  outputs ({len(ref)} lines: {spec['same']}) equal plain's in every run: "
               + ("yes" if ref and not differ else f"NO: {', '.join(differ) or 'none printed'}"))
         bad |= bool(differ) or not ref
         judged = next(iter(spec["metrics"]))
         for m in ["program_s", *spec["metrics"]]:
-            print(f"  {m:10s} " + "  ".join(f"{c} {statistics.median(x[m] for x in runs[c]):.6g}" for c in configs))
+            print(f"  {m:10s} " + "  ".join(f"{c} {statistics.median(x[m] for x in ok[c]):.6g}" for c in shown))
             for base in ("floor", "plain"):
                 cells = []
-                for c in configs:
+                for c in shown:
                     if c == base:
                         continue
-                    q = sorted(x[m] / y[m] for x, y in zip(runs[c], runs[base]))
+                    # repetitions where both ended well
+                    q = sorted(x[m] / y[m] for x, y in zip(runs[c], runs[base])
+                               if "failed" not in x and "failed" not in y)
+                    if not q:
+                        continue
                     g = goal[c] if base == "floor" and m == judged else None
                     cells.append(f"{c} " + ratios_cell(q, g))
                     if g is not None:
                         lo, hi, _ = median_ci(q)
                         bad |= verdict(lo, hi, g) == "goal missed"
                 print(f"  {'':10s} to {base}: {'  '.join(cells)}")
-        for c in configs:
-            if "trace" in runs[c][0]:
-                t = runs[c][-1]["trace"]
+        for c in shown:
+            if "trace" in ok[c][-1]:
+                t = ok[c][-1]["trace"]
                 print(f"  {c} trace (last run): " + ", ".join(f"{k} {t[k]}" for k in META) +
                       f", {t['nodes']} node launches traced in {t['graph_launches']} graph launches,"
                       f" drops {t['drops'] or 'none'}")
