@@ -242,7 +242,9 @@ twin_stats() {
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
+# a replay: an exec's (a shadow's: a graph of its own) launch id
+nodes = db.execute("select count(*), count(distinct graph || ':' || graph_launch) from launches"
+                   " where traced = 1 and graph is not null").fetchone()
 traced = db.execute("select count(*) from launches where traced = 1").fetchone()[0]
 drops = db.execute("select reason, sum(count) from drops group by 1").fetchall()
 print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "twins", "graph_execs_twinned",
@@ -419,7 +421,9 @@ train_graphs_dark() {
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 m = dict(db.execute("select key, value from meta"))
-nodes = db.execute("select count(*), count(distinct graph_launch) from launches where traced = 1 and graph is not null").fetchone()
+# a replay: an exec's (a shadow's: a graph of its own) launch id
+nodes = db.execute("select count(*), count(distinct graph || ':' || graph_launch) from launches"
+                   " where traced = 1 and graph is not null").fetchone()
 print({k: m.get(k) for k in ("launches", "windows", "launches_in_windows", "dark_spans", "dark_s", "twins",
                              "graph_execs_twinned", "twin_images", "twin_image_bytes", "twin_image_kept")},
       "graph nodes traced", nodes[0], "in", nodes[1], "replays")
