@@ -859,7 +859,7 @@ CUresult cuModuleGetFunctionCount(unsigned *count, CUmodule mod)
 CUresult cuModuleEnumerateFunctions(CUfunction *fs, unsigned n, CUmodule mod)
 {
 	int (*funcs)(long, long *, int) = (int (*)(long, long *, int))gpu_sym("fakegpu_module_funcs");
-	long ids[256];
+	long ids[256];	/* (the simulated programs' modules hold a few) */
 	int k;
 
 	if (!enumerates())
