@@ -216,6 +216,36 @@ static void settle(const CUcontext *ctxs, int n)
 	nt_collector_settled(nt_now_s() - t0);
 }
 
+/* mod's functions (CUDA 12.4's cuModuleEnumerateFunctions, whose handles
+ * may be of functions not loaded yet: its documentation), in *fs (to be
+ * freed; NULL where fewer came than counted) and *n: 0, a driver error,
+ * or CUDA_ERROR_NOT_SUPPORTED without the calls. */
+static CUresult module_functions(CUmodule mod, CUfunction **fs, unsigned *n)
+{
+	static int want = -1;
+	static CUresult (*count_fn)(unsigned *, CUmodule);
+	static CUresult (*list_fn)(CUfunction *, unsigned, CUmodule);
+	const struct nt_cuda *cu;
+	CUresult r;
+
+	if (want < 0)
+		want = (cu = nt_san_cuda()) &&
+		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
+		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions"));
+	if (!want)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*fs = NULL;
+	if ((r = count_fn(n, mod)) || !*n)
+		return r;
+	if (!(*fs = calloc(*n, sizeof(**fs))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((r = list_fn(*fs, *n, mod))) {
+		free(*fs);
+		*fs = NULL;
+	}
+	return r;
+}
+
 /* NUCATRACE_LOAD_BEFORE_PATCH=1 (an experiment, issue 33): every
  * function of a module is loaded before a switch patches it, so that
  * none loads lazily into it while it is patched (the Sanitizer would
@@ -225,8 +255,6 @@ static void settle(const CUcontext *ctxs, int n)
 static void load_all(CUmodule mod)
 {
 	static int want = -1;
-	static CUresult (*count_fn)(unsigned *, CUmodule);
-	static CUresult (*list_fn)(CUfunction *, unsigned, CUmodule);
 	static CUresult (*load_fn)(CUfunction);
 	const struct nt_cuda *cu;
 	CUfunction *fs;
@@ -234,26 +262,21 @@ static void load_all(CUmodule mod)
 
 	if (want < 0)
 		want = nt_san.cfg.load_before_patch && (cu = nt_san_cuda()) &&
-		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
-		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions")) &&
 		       (*(void **)&load_fn = dlsym(cu->handle, "cuFuncLoad"));
-	if (!want || count_fn(&n, mod) || !n || !(fs = malloc(n * sizeof(*fs))))
+	if (!want || module_functions(mod, &fs, &n))
 		return;
-	if (!list_fn(fs, n, mod))
-		for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++)
+		if (fs[i])
 			load_fn(fs[i]);
 	free(fs);
 }
 
-/* The function called name among mod's, from cuModuleEnumerateFunctions,
- * whose handles may be of functions not loaded yet (its documentation),
- * matched by cuFuncGetName: 0, CUDA_ERROR_NOT_FOUND, a driver error, or
+/* The function called name among mod's (module_functions), matched by
+ * cuFuncGetName: 0, CUDA_ERROR_NOT_FOUND, a driver error, or
  * CUDA_ERROR_NOT_SUPPORTED without CUDA 12.4's calls. */
 static CUresult enumerated_function(CUfunction *f, CUmodule mod, const char *name)
 {
 	static int want = -1;
-	static CUresult (*count_fn)(unsigned *, CUmodule);
-	static CUresult (*list_fn)(CUfunction *, unsigned, CUmodule);
 	static CUresult (*name_fn)(const char **, CUfunction);
 	const struct nt_cuda *cu;
 	CUfunction *fs;
@@ -262,26 +285,17 @@ static CUresult enumerated_function(CUfunction *f, CUmodule mod, const char *nam
 	CUresult r;
 
 	if (want < 0)
-		want = (cu = nt_san_cuda()) &&
-		       (*(void **)&count_fn = dlsym(cu->handle, "cuModuleGetFunctionCount")) &&
-		       (*(void **)&list_fn = dlsym(cu->handle, "cuModuleEnumerateFunctions")) &&
-		       (*(void **)&name_fn = dlsym(cu->handle, "cuFuncGetName"));
+		want = (cu = nt_san_cuda()) && (*(void **)&name_fn = dlsym(cu->handle, "cuFuncGetName"));
 	if (!want)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if ((r = count_fn(&n, mod)))
+	if ((r = module_functions(mod, &fs, &n)))
 		return r;
-	if (!n)
-		return CUDA_ERROR_NOT_FOUND;
-	if (!(fs = calloc(n, sizeof(*fs))))	/* (NULL where fewer come) */
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (!(r = list_fn(fs, n, mod))) {
-		r = CUDA_ERROR_NOT_FOUND;
-		for (unsigned i = 0; i < n && r; i++)
-			if (fs[i] && !name_fn(&s, fs[i]) && s && !strcmp(s, name)) {
-				*f = fs[i];
-				r = CUDA_SUCCESS;
-			}
-	}
+	r = CUDA_ERROR_NOT_FOUND;
+	for (unsigned i = 0; i < n && r; i++)
+		if (fs[i] && !name_fn(&s, fs[i]) && s && !strcmp(s, name)) {
+			*f = fs[i];
+			r = CUDA_SUCCESS;
+		}
 	free(fs);
 	return r;
 }

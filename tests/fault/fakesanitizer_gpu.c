@@ -885,7 +885,7 @@ __attribute__((visibility("default"))) void fakegpu_func_named(long f, const cha
 }
 
 /* The function named name that a launch made known in module mod (what
- * fakecuda_gpu.c's cuModuleGetFunction finds there, not loading it), or 0. */
+ * fakecuda_gpu.c's cuModuleGetFunction finds there and then loads), or 0. */
 __attribute__((visibility("default"))) long fakegpu_func_find(long mod, const char *name)
 {
 	long f = 0;
