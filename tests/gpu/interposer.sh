@@ -14,10 +14,15 @@ check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr
 # traced NAME SAMPLE FILES PROGRAM...: an untraced and a traced run print
 # the same (the lines matching $SAME, default all); the traced one leaves
 # FILES valid trace files, with no launch dropped when $NODROPS is set
-# (but for reasons matching the regex $DROPS_OK, when set).
+# (but for reasons matching the regex $DROPS_OK, when set).  Each check's
+# folder starts empty: a trace left by an earlier run into the same $1
+# (one cut off by a timeout) is not counted as this run's.
+fresh() {
+	rm -rf "$1" && mkdir -p "$1"
+}
 traced() {
 	t_name=$1 t_sample=$2 t_files=$3; shift 3
-	mkdir -p "$W/$t_name"
+	fresh "$W/$t_name" || return 1
 	"$@" >"$W/$t_name/plain.out" 2>"$W/$t_name/plain.err" || return 1
 	"$B/nucatrace" run --no-calibrate --sample "$t_sample" --output-dir "$W/$t_name" -- "$@" \
 		>"$W/$t_name/traced.out" 2>"$W/$t_name/traced.err" || { cat "$W/$t_name/traced.err"; return 1; }
@@ -443,7 +448,7 @@ check default-sampling traced sampled first=8,every=1000 1 "$B/tests/gpu/blocks"
 check pytorch-gemm traced torch all 1 python3 tests/gpu/progs/torch_gemm.py
 kernels_mode() {	# kernels_mode NAME LAUNCHES PROGRAM...: CUPTI records every launch
 	k_name=$1 k_want=$2; shift 2
-	mkdir -p "$W/$k_name"
+	fresh "$W/$k_name" || return 1
 	"$@" >"$W/$k_name/plain.out" 2>&1 || return 1
 	"$B/nucatrace" run --mode kernels --no-calibrate --output-dir "$W/$k_name" -- "$@" \
 		>"$W/$k_name/traced.out" 2>"$W/$k_name/traced.err" || { cat "$W/$k_name/traced.err"; return 1; }
@@ -471,7 +476,7 @@ check multi-gpu multi_gpu
 # nucatrace run measures a quick map of a GPU the store lacks, and the
 # trace carries it.
 calibrates_first() {
-	mkdir -p "$W/cal"
+	fresh "$W/cal" || return 1
 	NUCATRACE_STORE="$W/cal/store.db" "$B/nucatrace" run --sample all --output-dir "$W/cal" -- \
 		"$B/tests/gpu/blocks" >/dev/null 2>"$W/cal/err" || return 1
 	cat "$W/cal/err"
@@ -479,7 +484,7 @@ calibrates_first() {
 	python3 -c "import sqlite3, glob, sys; db = sqlite3.connect(glob.glob('$W/cal/nucatrace-*.sqlite')[0]); n = db.execute('select count(*) from maps').fetchone()[0]; print(n, 'map(s) in the trace'); sys.exit(n != 1)"
 }
 check run-calibrates-first calibrates_first
-check injection-path sh -c "mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && NUCATRACE=$PWD/$B/nucatrace python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
+check injection-path sh -c "rm -rf '$W/inj' && mkdir -p '$W/inj' && cd '$W/inj' && CUDA_INJECTION64_PATH=$PWD/$B/libnucatrace.so NUCATRACE_SAMPLE=all $PWD/$B/tests/gpu/blocks >/dev/null && NUCATRACE=$PWD/$B/nucatrace python3 $PWD/tests/gpu/check_trace.py *.sqlite 18"
 # Last: 8 threads x 4 streams hung with on-demand patching on the H200
 # until modules were switched only in the callbacks of a loaded kernel's
 # launch, one thread at a time (docs/results/2026-12-01-switch-safety.md); a
