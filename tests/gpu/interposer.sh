@@ -15,7 +15,7 @@ check abi-matches-real-headers sh -c "cc -std=c11 -I$SAN_INC -I${CUDA_HOME:-/usr
 # the same (the lines matching $SAME, default all); the traced one leaves
 # FILES valid trace files, with no launch dropped when $NODROPS is set
 # (but for reasons matching the regex $DROPS_OK, when set).  Each check's
-# folder starts empty: a trace left by an earlier run into the same $1
+# folder starts empty (fresh): a trace left there by an earlier run
 # (one cut off by a timeout) is not counted as this run's.
 fresh() {
 	rm -rf "$1" && mkdir -p "$1"
